@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The factory ORT gets from CreateEpFactories: names the EP, offers it for the CPU device,
+// and creates one OnebitEp per session with that session's provider options.
+#include <map>
+#include <string>
+
+#include "onebit_ep.h"
+
+namespace onebit {
+
+namespace {
+
+constexpr const char* kVendor = "onebit";
+constexpr const char* kVersion = "0.1.0";
+
+const char* ORT_API_CALL factory_name(const OrtEpFactory*) noexcept { return kEpName; }
+const char* ORT_API_CALL factory_vendor(const OrtEpFactory*) noexcept { return kVendor; }
+uint32_t ORT_API_CALL factory_vendor_id(const OrtEpFactory*) noexcept { return 0; }
+const char* ORT_API_CALL factory_version(const OrtEpFactory*) noexcept { return kVersion; }
+
+OrtStatus* ORT_API_CALL supported_devices(OrtEpFactory* factory, const OrtHardwareDevice* const* devices,
+                                          size_t num_devices, OrtEpDevice** ep_devices, size_t max_ep_devices,
+                                          size_t* num_ep_devices) noexcept {
+  *num_ep_devices = 0;
+  return guarded([&] {
+    for (size_t i = 0; i < num_devices && *num_ep_devices < max_ep_devices; ++i) {
+      if (ort().HardwareDevice_Type(devices[i]) != OrtHardwareDeviceType_CPU) continue;
+      check(ort_ep().CreateEpDevice(factory, devices[i], nullptr, nullptr, &ep_devices[*num_ep_devices]));
+      ++*num_ep_devices;
+      break;  // one host device is enough: the EP runs on the CPU ORT offers first
+    }
+  });
+}
+
+// Provider options reach us as session config entries "ep.<lower-cased EP name>.<key>".
+std::map<std::string, std::string> provider_options(const OrtSessionOptions* session_options) {
+  OrtKeyValuePairs* entries = nullptr;
+  check(ort().GetSessionOptionsConfigEntries(session_options, &entries));
+  const char* const* keys = nullptr;
+  const char* const* values = nullptr;
+  size_t count = 0;
+  ort().GetKeyValuePairs(entries, &keys, &values, &count);
+  std::string prefix = "ep.";
+  for (const char* c = kEpName; *c; ++c) prefix += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+  prefix += ".";
+  std::map<std::string, std::string> options;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string key = keys[i];
+    if (key.rfind(prefix, 0) == 0) options[key.substr(prefix.size())] = values[i];
+  }
+  ort().ReleaseKeyValuePairs(entries);
+  return options;
+}
+
+OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*, const OrtKeyValuePairs* const*,
+                                  size_t, const OrtSessionOptions* session_options, const OrtLogger* logger,
+                                  OrtEp** ep) noexcept {
+  *ep = nullptr;
+  return guarded([&] {
+    try {
+      *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
+    } catch (const std::invalid_argument& e) {
+      throw OrtError(ORT_INVALID_ARGUMENT, e.what());
+    }
+  });
+}
+
+void ORT_API_CALL release_ep(OrtEpFactory*, OrtEp* ep) noexcept { delete static_cast<OnebitEp*>(ep); }
+
+// ORT requires this callback; a host-memory EP needs no data transfer.
+OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory*, OrtDataTransferImpl** data_transfer) noexcept {
+  *data_transfer = nullptr;
+  return nullptr;
+}
+
+bool ORT_API_CALL is_stream_aware(const OrtEpFactory*) noexcept { return false; }
+
+struct EpFactory : OrtEpFactory {
+  EpFactory() : OrtEpFactory{} {
+    ort_version_supported = ORT_API_VERSION;
+    GetName = factory_name;
+    GetVendor = factory_vendor;
+    GetVendorId = factory_vendor_id;
+    GetVersion = factory_version;
+    GetSupportedDevices = supported_devices;
+    CreateEp = create_ep;
+    ReleaseEp = release_ep;
+    CreateDataTransfer = create_data_transfer;
+    IsStreamAware = is_stream_aware;
+  }
+};
+
+}  // namespace
+
+}  // namespace onebit
+
+extern "C" {
+
+__attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*, const OrtApiBase* api_base,
+                                                                     const OrtLogger*, OrtEpFactory** factories,
+                                                                     size_t max_factories, size_t* num_factories) {
+  const OrtApi* api = api_base->GetApi(ORT_API_VERSION);
+  if (api == nullptr) return nullptr;  // cannot even build a status; ORT reports no factories
+  onebit::set_ort_api(api, api->GetEpApi());
+  *num_factories = 0;
+  if (max_factories < 1) return api->CreateStatus(ORT_INVALID_ARGUMENT, "onebit: no room for the EP factory");
+  return onebit::guarded([&] {
+    factories[0] = new onebit::EpFactory();
+    *num_factories = 1;
+  });
+}
+
+__attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
+  delete static_cast<onebit::EpFactory*>(factory);
+  return nullptr;
+}
+
+}

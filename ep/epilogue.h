@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one epilogue shared by every route: int32 accumulators -> the group's output.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "quant_types.h"
+
+namespace onebit {
+
+// v = acc * scale[n] + bias[n]            (double; exact product of the float32 scales)
+// float output:  y = float(v)
+// int8/uint8:    y = saturate(round_half_even(v / y_scale) + y_zero_point)
+// int32 output:  y = acc                  (MatMulInteger)
+struct Epilogue {
+  OutputKind kind = OutputKind::Float32;
+  std::vector<double> scale;  // 1 (per tensor) or N values
+  std::vector<double> bias;   // empty or N values
+  double y_scale = 1.0;
+  int32_t y_zero_point = 0;
+
+  // acc is M×N; out receives M×N elements of `kind`.
+  void apply(const int32_t* acc, int64_t M, int64_t N, void* out) const;
+};
+
+size_t output_element_size(OutputKind kind);
+
+}  // namespace onebit

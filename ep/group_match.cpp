@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "group_match.h"
+
+namespace onebit {
+
+namespace {
+
+bool is_onnx(const NodeInfo& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
+bool is_op(const NodeInfo* node, const char* op_type) {
+  return node != nullptr && is_onnx(*node) && node->op_type == op_type;
+}
+
+// The only consumer of `value`, if it has exactly one and is not also a graph output.
+const NodeInfo* sole_consumer(const GraphIndex& g, const std::string& value) {
+  auto consumers = g.consumers(value);
+  if (consumers.size() != 1 || g.is_graph_output(value)) return nullptr;
+  return consumers.front();
+}
+
+// `value` produced by a DequantizeLinear whose output feeds one node only.
+const NodeInfo* private_dequantize(const GraphIndex& g, const std::string& value) {
+  const NodeInfo* dq = g.producer(value);
+  if (!is_op(dq, "DequantizeLinear") || sole_consumer(g, value) == nullptr) return nullptr;
+  return dq;
+}
+
+struct Declined {
+  std::string reason;
+};
+
+void decline_blocked(const NodeInfo& q) {
+  if (q.int_attr("block_size").value_or(0) != 0) throw Declined{q.describe() + " uses blocked quantization"};
+}
+
+// Adds the activation DQ and the weight DQ feeding inputs a and b of `anchor`.
+void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
+  const NodeInfo* dq_x = private_dequantize(g, anchor.input(0));
+  if (dq_x == nullptr) throw Declined{"input A is not a DequantizeLinear used only here"};
+  const NodeInfo* dq_w = private_dequantize(g, anchor.input(1));
+  if (dq_w == nullptr) throw Declined{"input B is not a DequantizeLinear used only here"};
+  if (g.constant(dq_w->input(0)) == std::nullopt) throw Declined{"weight '" + dq_w->input(0) + "' is not a constant initializer"};
+  if (g.constant(dq_x->input(0)) != std::nullopt) throw Declined{"activation '" + dq_x->input(0) + "' is a constant"};
+  decline_blocked(*dq_x);
+  decline_blocked(*dq_w);
+  m.w_axis = dq_w->int_attr("axis").value_or(1);
+  m.x = dq_x->input(0);
+  m.x_scale = dq_x->input(1);
+  m.x_zero_point = dq_x->input(2);
+  m.w = dq_w->input(0);
+  m.w_scale = dq_w->input(1);
+  m.w_zero_point = dq_w->input(2);
+  m.nodes.push_back(dq_x);
+  m.nodes.push_back(dq_w);
+}
+
+// A bias value: a float constant, or DequantizeLinear(int32 constant) without a zero point
+// (the form ORT's WeightBiasQuantization produces), used only here.
+bool take_bias(const GraphIndex& g, const std::string& value, GroupMatch& m) {
+  if (g.constant(value)) {
+    m.bias = value;
+    return true;
+  }
+  const NodeInfo* dq = private_dequantize(g, value);
+  if (dq == nullptr || !g.constant(dq->input(0)) || !dq->input(2).empty()) return false;
+  m.bias = dq->input(0);
+  m.bias_scale = dq->input(1);
+  m.nodes.push_back(dq);
+  return true;
+}
+
+// Optional Add(bias) after a MatMul, then optional QuantizeLinear.
+void match_tail(const GraphIndex& g, GroupMatch& m, std::string out) {
+  const NodeInfo* next = sole_consumer(g, out);
+  if (m.bias.empty() && is_op(next, "Add")) {
+    const std::string other = next->input(0) == out ? next->input(1) : next->input(0);
+    if (other != out && take_bias(g, other, m)) {
+      m.nodes.push_back(next);
+      out = next->outputs.at(0);
+      next = sole_consumer(g, out);
+    }
+  }
+  if (is_op(next, "QuantizeLinear")) {
+    decline_blocked(*next);
+    m.y_scale = next->input(1);
+    m.y_zero_point = next->input(2);
+    m.nodes.push_back(next);
+    out = next->outputs.at(0);
+  }
+  m.output = out;
+}
+
+void match_qdq(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
+  m.kind = GroupKind::QdqMatMul;
+  if (anchor.op_type == "Gemm") {
+    if (anchor.int_attr("transA").value_or(0) != 0) throw Declined{"Gemm with transA=1"};
+    if (anchor.float_attr("alpha").value_or(1.0f) != 1.0f) throw Declined{"Gemm with alpha != 1"};
+    m.w_is_nk = anchor.int_attr("transB").value_or(0) != 0;
+    if (!anchor.input(2).empty()) {
+      if (anchor.float_attr("beta").value_or(1.0f) != 1.0f) throw Declined{"Gemm with beta != 1"};
+      if (!take_bias(g, anchor.input(2), m)) throw Declined{"Gemm input C is not a constant bias"};
+    }
+  }
+  match_qdq_operands(g, anchor, m);
+  match_tail(g, m, anchor.outputs.at(0));
+}
+
+void match_single_node(const NodeInfo& anchor, GroupMatch& m) {
+  if (anchor.op_type == "QLinearMatMul") {
+    m.kind = GroupKind::QLinearMatMul;
+    m.x = anchor.input(0);
+    m.x_scale = anchor.input(1);
+    m.x_zero_point = anchor.input(2);
+    m.w = anchor.input(3);
+    m.w_scale = anchor.input(4);
+    m.w_zero_point = anchor.input(5);
+    m.y_scale = anchor.input(6);
+    m.y_zero_point = anchor.input(7);
+  } else {
+    m.kind = GroupKind::MatMulInteger;
+    m.x = anchor.input(0);
+    m.w = anchor.input(1);
+    m.x_zero_point = anchor.input(2);
+    m.w_zero_point = anchor.input(3);
+  }
+  m.output = anchor.outputs.at(0);
+}
+
+}  // namespace
+
+bool is_anchor(const NodeInfo& node) {
+  return is_onnx(node) && (node.op_type == "MatMul" || node.op_type == "Gemm" ||
+                           node.op_type == "QLinearMatMul" || node.op_type == "MatMulInteger");
+}
+
+MatchResult match_group(const GraphIndex& g, const NodeInfo& anchor) {
+  GroupMatch m;
+  m.anchor = &anchor;
+  try {
+    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm") match_qdq(g, anchor, m);
+    else match_single_node(anchor, m);
+  } catch (const Declined& d) {
+    return d.reason;
+  }
+  m.nodes.push_back(&anchor);
+  return m;
+}
+
+}  // namespace onebit

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Finds the quantized MatMul group around an anchor node (MatMul, Gemm, QLinearMatMul,
+// MatMulInteger): which nodes to fuse and which value plays which role. Structure only;
+// the values themselves are checked by read_group_params (group_plan.h).
+#pragma once
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graph_index.h"
+
+namespace onebit {
+
+enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger };
+
+struct GroupMatch {
+  GroupKind kind = GroupKind::QdqMatMul;
+  const NodeInfo* anchor = nullptr;
+  std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
+  std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
+  std::string w, w_scale, w_zero_point;  // constant weight
+  bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
+  int64_t w_axis = 1;                    // the weight DequantizeLinear's axis attribute
+  std::string bias;                      // float bias, or int32 bias with bias_scale
+  std::string bias_scale;
+  std::string y_scale, y_zero_point;     // QuantizeLinear / QLinearMatMul output
+  std::string output;                    // the group's output value
+};
+
+// Either the group anchored at `anchor`, or why it is declined.
+using MatchResult = std::variant<GroupMatch, std::string>;
+
+// True for the op types a group can be anchored at.
+bool is_anchor(const NodeInfo& node);
+
+MatchResult match_group(const GraphIndex& graph, const NodeInfo& anchor);
+
+}  // namespace onebit

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "group_plan.h"
+
+#include <optional>
+
+namespace onebit {
+
+namespace {
+
+void require(bool ok, const std::string& reason) {
+  if (!ok) throw UnsupportedGroup(reason);
+}
+
+std::optional<QType> qtype_of(ONNXTensorElementDataType t) {
+  if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8) return QType::Int8;
+  if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8) return QType::Uint8;
+  return std::nullopt;
+}
+
+ConstTensor need_constant(const GraphIndex& g, const std::string& value, const char* role) {
+  auto t = g.constant(value);
+  require(t.has_value(), std::string(role) + " '" + value + "' is not a constant initializer");
+  return *t;
+}
+
+bool is_scale_type(ONNXTensorElementDataType t, bool allow_half) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || (allow_half && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16);
+}
+
+// A per-tensor scale: one float element.
+ConstTensor scalar_scale(const GraphIndex& g, const std::string& value, const char* role, bool allow_half) {
+  ConstTensor s = need_constant(g, value, role);
+  require(is_scale_type(s.type, allow_half), std::string(role) + " '" + value + "' has type " + type_name(s.type));
+  require(s.is_scalar(), std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(s.shape) + ")");
+  return s;
+}
+
+// A zero point: absent (0), or one element of the quantized type `type`.
+int32_t scalar_zero_point(const GraphIndex& g, const std::string& value, QType type, const char* role) {
+  if (value.empty()) return 0;
+  ConstTensor zp = need_constant(g, value, role);
+  require(qtype_of(zp.type) == type, std::string(role) + " '" + value + "' has type " + type_name(zp.type));
+  require(zp.is_scalar(), std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(zp.shape) + ")");
+  return zp.as_int(0);
+}
+
+// Weight scales or zero points: 1 value, or N values along the output-channel axis.
+void require_per_channel_count(const ConstTensor& t, int64_t N, const std::string& role) {
+  const bool ok = t.count() == 1 || (t.shape.size() == 1 && t.shape[0] == N);
+  require(ok, role + " has shape " + shape_string(t.shape) + "; expected one value or [" + std::to_string(N) + "]");
+}
+
+void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  const ValueType x = g.type_of(m.x);
+  const auto type = qtype_of(x.element);
+  require(type.has_value(), "activation '" + m.x + "' has type " + type_name(x.element) + "; expected int8 or uint8");
+  plan.x_type = *type;
+  require(x.shape.has_value() && x.shape->size() >= plan.min_rank && x.shape->size() <= plan.max_rank,
+          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
+              std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
+  const int64_t k = x.shape->back();
+  require(k < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
+  for (size_t i = 0; i < plan.batch.size(); ++i) {
+    const int64_t d = (*x.shape)[i];
+    require(d < 0 || d == plan.batch[i], "activation '" + m.x + "' batch dims " + shape_string(*x.shape) +
+                                             " do not match the weight's " + shape_string(plan.batch));
+  }
+  plan.x_zero_point = scalar_zero_point(g, m.x_zero_point, plan.x_type, "activation zero point");
+}
+
+void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
+  src.w = need_constant(g, m.w, "weight");
+  const auto type = qtype_of(src.w.type);
+  require(type.has_value(), "weight '" + m.w + "' has type " + type_name(src.w.type) + "; expected int8 or uint8");
+  src.w_type = *type;
+  src.w_is_nk = m.w_is_nk;
+  const auto& shape = src.w.shape;
+  const bool batched_ok = m.kind != GroupKind::QdqMatMul;
+  require(shape.size() == 2 || (batched_ok && shape.size() == 3),
+          "weight '" + m.w + "' has shape " + shape_string(shape) + "; expected rank 2" + (batched_ok ? " or 3" : ""));
+  GroupPlan& plan = src.plan;
+  plan.batch.assign(shape.begin(), shape.end() - 2);
+  plan.K = shape[shape.size() - (m.w_is_nk ? 1 : 2)];
+  plan.N = shape[shape.size() - (m.w_is_nk ? 2 : 1)];
+  require(plan.K > 0 && plan.N > 0, "weight '" + m.w + "' is empty " + shape_string(shape));
+  require(plan.K <= kMaxK, "weight '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
+                               " (int32 accumulators could overflow)");
+  if (!plan.batch.empty()) plan.min_rank = plan.max_rank = shape.size();
+
+  if (m.w_zero_point.empty()) return;
+  ConstTensor zp = need_constant(g, m.w_zero_point, "weight zero point");
+  require(qtype_of(zp.type) == src.w_type, "weight zero point '" + m.w_zero_point + "' has type " + type_name(zp.type));
+  require_per_channel_count(zp, plan.N, "weight zero point '" + m.w_zero_point + "'");
+  for (size_t i = 0; i < zp.count(); ++i) src.w_zero_points.push_back(zp.as_int(i));
+}
+
+// Per output column n: s_x * s_w[n] for a QDQ group (exact in double).
+void read_qdq_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  const double sx = scalar_scale(g, m.x_scale, "activation scale", false).as_double(0);
+  ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
+  require(is_scale_type(sw.type, false), "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
+  require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
+  if (sw.count() > 1) {
+    const int64_t n_axis = m.w_is_nk ? 0 : 1;
+    require(m.w_axis == n_axis || m.w_axis == n_axis - 2,
+            "weight scale '" + m.w_scale + "' is per-channel along axis " + std::to_string(m.w_axis) +
+                ", not the output-channel axis " + std::to_string(n_axis));
+  }
+  for (size_t i = 0; i < sw.count(); ++i) plan.epilogue.scale.push_back(sx * sw.as_double(i));
+}
+
+void read_bias(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan, size_t x_rank) {
+  if (m.bias.empty()) return;
+  ConstTensor b = need_constant(g, m.bias, "bias");
+  bool row_shaped = b.count() == static_cast<size_t>(plan.N) && !b.shape.empty() && b.shape.size() <= x_rank;
+  for (size_t i = 0; row_shaped && i + 1 < b.shape.size(); ++i) row_shaped = b.shape[i] == 1;
+  require(row_shaped, "bias '" + m.bias + "' has shape " + shape_string(b.shape) + "; expected [" + std::to_string(plan.N) + "]");
+  if (m.bias_scale.empty()) {
+    require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "bias '" + m.bias + "' has type " + type_name(b.type));
+    for (size_t n = 0; n < b.count(); ++n) plan.epilogue.bias.push_back(b.as_double(n));
+    return;
+  }
+  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "quantized bias '" + m.bias + "' has type " + type_name(b.type));
+  ConstTensor s = need_constant(g, m.bias_scale, "bias scale");
+  require(is_scale_type(s.type, false), "bias scale '" + m.bias_scale + "' has type " + type_name(s.type));
+  require_per_channel_count(s, plan.N, "bias scale '" + m.bias_scale + "'");
+  // DequantizeLinear computes in float32: keep that rounding.
+  for (size_t n = 0; n < b.count(); ++n)
+    plan.epilogue.bias.push_back(float(float(b.as_int(n)) * float(s.as_double(s.count() == 1 ? 0 : n))));
+}
+
+OutputKind quantized_output_kind(const GraphIndex& g, const std::string& output) {
+  const ONNXTensorElementDataType t = g.type_of(output).element;
+  const auto type = qtype_of(t);
+  require(type.has_value(), "output '" + output + "' has type " + type_name(t) + "; expected int8 or uint8");
+  return *type == QType::Int8 ? OutputKind::Int8 : OutputKind::Uint8;
+}
+
+void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  if (m.y_scale.empty()) {
+    const ONNXTensorElementDataType t = g.type_of(m.output).element;
+    require(t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "output '" + m.output + "' has type " + type_name(t));
+    plan.epilogue.kind = OutputKind::Float32;
+    return;
+  }
+  plan.epilogue.kind = quantized_output_kind(g, m.output);
+  plan.epilogue.y_scale = scalar_scale(g, m.y_scale, "output scale", false).as_double(0);
+  const QType y_type = plan.epilogue.kind == OutputKind::Int8 ? QType::Int8 : QType::Uint8;
+  plan.epilogue.y_zero_point = scalar_zero_point(g, m.y_zero_point, y_type, "output zero point");
+}
+
+// QLinearMatMul requantizes with a_scale * b_scale / y_scale evaluated in the scales' own type,
+// as the ONNX reference does.
+void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  const ConstTensor sa = scalar_scale(g, m.x_scale, "a_scale", true);
+  const ConstTensor sy = scalar_scale(g, m.y_scale, "y_scale", true);
+  ConstTensor sb = need_constant(g, m.w_scale, "b_scale");
+  require(sb.type == sa.type && sy.type == sa.type, "QLinearMatMul scales of different types");
+  require_per_channel_count(sb, plan.N, "b_scale '" + m.w_scale + "'");
+  const bool half = sa.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+  auto in_type = [half](float v) { return half ? round_to_half(v) : v; };
+  for (size_t n = 0; n < sb.count(); ++n) {
+    const float ab = in_type(float(sa.as_double(0)) * float(sb.as_double(n)));
+    plan.epilogue.scale.push_back(in_type(ab / float(sy.as_double(0))));
+  }
+  plan.epilogue.kind = quantized_output_kind(g, m.output);
+  const QType y_type = plan.epilogue.kind == OutputKind::Int8 ? QType::Int8 : QType::Uint8;
+  plan.epilogue.y_zero_point = scalar_zero_point(g, m.y_zero_point, y_type, "y_zero_point");
+}
+
+}  // namespace
+
+GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
+  GroupSource src;
+  src.plan.name = m.anchor->describe();
+  read_weight(m, g, src);
+  read_activation(m, g, src.plan);
+  switch (m.kind) {
+    case GroupKind::QdqMatMul:
+      read_qdq_scales(m, g, src.plan);
+      read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
+      read_qdq_output(m, g, src.plan);
+      break;
+    case GroupKind::QLinearMatMul: read_qlinear_scales(m, g, src.plan); break;
+    case GroupKind::MatMulInteger: src.plan.epilogue.kind = OutputKind::Int32; break;
+  }
+  return src;
+}
+
+GroupPlan pack_group(GroupSource src) {
+  GroupPlan plan = std::move(src.plan);
+  const int64_t per_batch = plan.K * plan.N;
+  const size_t batches = src.w.count() / static_cast<size_t>(per_batch);
+  const auto* bytes = static_cast<const uint8_t*>(src.w.data);
+  const int32_t* zp = src.w_zero_points.empty() ? nullptr : src.w_zero_points.data();
+  for (size_t b = 0; b < batches; ++b)
+    plan.weights.push_back(pack_weights(bytes + b * per_batch, src.w_type, plan.K, plan.N, src.w_is_nk, zp,
+                                        static_cast<int64_t>(src.w_zero_points.size())));
+  return plan;
+}
+
+}  // namespace onebit

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "onebit_ep.h"
+
+#include <cstdio>
+#include <set>
+
+#include "fused_kernel.h"
+#include "graph_index.h"
+#include "group_match.h"
+#include "group_plan.h"
+
+namespace onebit {
+
+namespace {
+
+OnebitEp& self(OrtEp* ep) { return *static_cast<OnebitEp*>(ep); }
+
+const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
+
+// Claims every group that matches and whose values we can run exactly; logs why others are not.
+OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
+  return guarded([&] {
+    const GraphIndex index(graph);
+    std::set<const OrtNode*> claimed;
+    for (const NodeInfo& node : index.nodes()) {
+      if (!is_anchor(node)) continue;
+      MatchResult result = match_group(index, node);
+      std::string reason;
+      if (auto* why = std::get_if<std::string>(&result)) {
+        reason = *why;
+      } else {
+        const GroupMatch& match = std::get<GroupMatch>(result);
+        try {
+          read_group(match, index);
+          std::vector<const OrtNode*> nodes;
+          for (const NodeInfo* n : match.nodes) nodes.push_back(n->node);
+          for (const OrtNode* n : nodes)
+            if (claimed.count(n)) throw UnsupportedGroup("a node of the group is already in another group");
+          OrtNodeFusionOptions fusion{};
+          fusion.ort_version_supported = ORT_API_VERSION;
+          fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
+          check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
+          claimed.insert(nodes.begin(), nodes.end());
+          log(self(ep).logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
+          continue;
+        } catch (const UnsupportedGroup& e) {
+          reason = e.what();
+        }
+      }
+      log(self(ep).logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
+    }
+  });
+}
+
+// Builds one plan per fused group: reads the constants from the group's own graph and packs them.
+GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node) {
+  const char* fused_name = nullptr;
+  check(ort().Node_GetName(fused_node, &fused_name));
+  const GraphIndex index(graph);
+  for (const NodeInfo& node : index.nodes()) {
+    if (!is_anchor(node)) continue;
+    MatchResult result = match_group(index, node);
+    if (auto* why = std::get_if<std::string>(&result))
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
+    try {
+      GroupPlan plan = pack_group(read_group(std::get<GroupMatch>(result), index));
+      plan.name += " (fused node '" + std::string(fused_name) + "')";
+      return plan;
+    } catch (const UnsupportedGroup& e) {
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
+    }
+  }
+  throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "' holds no MatMul group");
+}
+
+OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,
+                                OrtNodeComputeInfo** infos, OrtNode** ep_context_nodes) noexcept {
+  for (size_t i = 0; i < count; ++i) infos[i] = nullptr;
+  OrtStatus* status = guarded([&] {
+    for (size_t i = 0; i < count; ++i) {
+      infos[i] = new FusedKernel(compile_group(graphs[i], fused_nodes[i]), self(ep).counters);
+      if (ep_context_nodes) ep_context_nodes[i] = nullptr;
+      self(ep).counters.groups++;
+      process_counters().groups++;
+    }
+  });
+  if (status != nullptr) {
+    for (size_t i = 0; i < count; ++i) {
+      delete static_cast<FusedKernel*>(infos[i]);
+      infos[i] = nullptr;
+    }
+  }
+  return status;
+}
+
+void ORT_API_CALL release_infos(OrtEp*, OrtNodeComputeInfo** infos, size_t count) noexcept {
+  for (size_t i = 0; i < count; ++i) delete static_cast<FusedKernel*>(infos[i]);
+}
+
+}  // namespace
+
+OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{}, options(std::move(opts)), logger(log_to) {
+  ort_version_supported = ORT_API_VERSION;
+  GetName = get_name;
+  GetCapability = get_capability;
+  Compile = compile;
+  ReleaseNodeComputeInfos = release_infos;
+}
+
+OnebitEp::~OnebitEp() {
+  if (options.trace) std::fprintf(stderr, "%s\n", counters.summary_line().c_str());
+}
+
+}  // namespace onebit
