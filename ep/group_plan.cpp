@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "group_plan.h"
 
+#include <cmath>
 #include <optional>
 
 namespace onebit {
@@ -27,11 +28,20 @@ bool is_scale_type(ONNXTensorElementDataType t, bool allow_half) {
   return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || (allow_half && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16);
 }
 
+// Quantization scales must be positive and finite; anything else is left to ORT's CPU EP.
+void require_positive_scales(const ConstTensor& s, const std::string& role) {
+  for (size_t i = 0; i < s.count(); ++i) {
+    const double v = s.as_double(i);
+    require(std::isfinite(v) && v > 0, role + " holds " + std::to_string(v) + "; expected a positive finite scale");
+  }
+}
+
 // A per-tensor scale: one float element.
 ConstTensor scalar_scale(const GraphIndex& g, const std::string& value, const char* role, bool allow_half) {
   ConstTensor s = need_constant(g, value, role);
   require(is_scale_type(s.type, allow_half), std::string(role) + " '" + value + "' has type " + type_name(s.type));
   require(s.is_scalar(), std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(s.shape) + ")");
+  require_positive_scales(s, std::string(role) + " '" + value + "'");
   return s;
 }
 
@@ -100,6 +110,7 @@ void read_qdq_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
   require(is_scale_type(sw.type, false), "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
   require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
+  require_positive_scales(sw, "weight scale '" + m.w_scale + "'");
   if (sw.count() > 1) {
     const int64_t n_axis = m.w_is_nk ? 0 : 1;
     require(m.w_axis == n_axis || m.w_axis == n_axis - 2,
@@ -157,6 +168,7 @@ void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
   ConstTensor sb = need_constant(g, m.w_scale, "b_scale");
   require(sb.type == sa.type && sy.type == sa.type, "QLinearMatMul scales of different types");
   require_per_channel_count(sb, plan.N, "b_scale '" + m.w_scale + "'");
+  require_positive_scales(sb, "b_scale '" + m.w_scale + "'");
   const bool half = sa.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
   auto in_type = [half](float v) { return half ? round_to_half(v) : v; };
   for (size_t n = 0; n < sb.count(); ++n) {

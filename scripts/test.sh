@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs every test: license lines, C++ unit tests (ctest), cross-runtime Python tests (pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cmake --build build/native
+bash scripts/check_spdx.sh
+ctest --test-dir build/native --output-on-failure
+
+export ONEBIT_EP_LIB="$PWD/build/native/libonebit_ep.so"
+export ONEBIT_C_HOST="$PWD/build/native/onebit_c_host"
+export ONEBIT_ORT_LIB="$PWD/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+.venv/bin/python -m pytest test/python -q
