@@ -211,14 +211,14 @@ TEST_P(PackWeights, HoldsDocumentedLayout) {
 
   ASSERT_EQ(p.K, K);
   ASSERT_EQ(p.N, N);
-  ASSERT_EQ(p.w_nk.size(), size_t(K * N));
+  ASSERT_EQ(p.blocks.size(), size_t(p.n_blocks() * p.k_pairs() * 2 * onebit::kBlockN));
   ASSERT_EQ(p.zero_point.size(), size_t(N));
   ASSERT_EQ(p.col_sum.size(), size_t(N));
   for (int64_t n = 0; n < N; ++n) {
     int32_t sum = 0;
     for (int64_t k = 0; k < K; ++k) {
       const int32_t want = w[size_t(k * N + n)] - shift;
-      EXPECT_EQ(int32_t(p.w_nk[size_t(n * K + k)]), want) << "n=" << n << " k=" << k;
+      EXPECT_EQ(int32_t(p.at(k, n)), want) << "n=" << n << " k=" << k;
       sum += want;
     }
     EXPECT_EQ(p.col_sum[size_t(n)], sum) << "n=" << n;
@@ -247,7 +247,7 @@ TEST_P(PackWeights, SameResultFromBothLayouts) {
   const std::vector<uint8_t> nk = encode(transpose(w, K, N), t);
   const PackedWeights a = onebit::pack_weights(kn.data(), t, K, N, false, zw.pointer(), zw.count);
   const PackedWeights b = onebit::pack_weights(nk.data(), t, K, N, true, zw.pointer(), zw.count);
-  EXPECT_EQ(a.w_nk, b.w_nk);
+  EXPECT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.zero_point, b.zero_point);
   EXPECT_EQ(a.col_sum, b.col_sum);
 }
@@ -262,7 +262,7 @@ TEST_P(PackWeights, PerTensorZeroPointEqualsRepeatedPerColumn) {
   const PackedWeights a = onebit::pack_weights(bytes.data(), t, K, N, false, &one, 1);
   const PackedWeights b = onebit::pack_weights(bytes.data(), t, K, N, false, repeated.data(), N);
   EXPECT_EQ(a.zero_point, b.zero_point);
-  EXPECT_EQ(a.w_nk, b.w_nk);
+  EXPECT_EQ(a.blocks, b.blocks);
   EXPECT_EQ(a.col_sum, b.col_sum);
 }
 

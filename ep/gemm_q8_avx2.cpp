@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2 gemm_q8. Each k pair of an activation row is broadcast as two int16 and multiplied with
+// 8 columns × the same k pair of the weights by vpmaddwd, which sums the two int16 products
+// into int32 exactly — unlike vpmaddubsw, whose 16-bit pair sums saturate. A register block is
+// up to 6 rows × 16 columns (12 accumulators); the weight block (K × 16 bytes) stays in cache
+// while the row blocks pass over it. Built with target attributes, not -mavx2, so no AVX2 code
+// can leak into functions shared with the portable path.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "gemm_q8_kernels.h"
+
+#define ONEBIT_AVX2 __attribute__((target("avx2")))
+
+namespace onebit {
+
+namespace {
+
+constexpr int kMaxRows = 6;
+
+// Raw dot products of MR rows (x, stride in int16) with one weight block over all k pairs.
+template <int MR>
+ONEBIT_AVX2 inline void dot_block(const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
+                                  int32_t (&dots)[kMaxRows][kBlockN]) {
+  __m256i acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t p = 0; p < k_pairs; ++p) {
+    const __m256i w_lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + p * 32)));
+    const __m256i w_hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + p * 32 + 16)));
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, x + r * x_stride + 2 * p, sizeof(pair));
+      const __m256i xb = _mm256_set1_epi32(pair);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(xb, w_lo));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(xb, w_hi));
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots[r]), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots[r] + 8), acc[r][1]);
+  }
+}
+
+ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
+                          int32_t (&dots)[kMaxRows][kBlockN]) {
+  switch (rows) {
+    case 1: dot_block<1>(x, x_stride, block, k_pairs, dots); break;
+    case 2: dot_block<2>(x, x_stride, block, k_pairs, dots); break;
+    case 3: dot_block<3>(x, x_stride, block, k_pairs, dots); break;
+    case 4: dot_block<4>(x, x_stride, block, k_pairs, dots); break;
+    case 5: dot_block<5>(x, x_stride, block, k_pairs, dots); break;
+    default: dot_block<6>(x, x_stride, block, k_pairs, dots); break;
+  }
+}
+
+}  // namespace
+
+ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
+                                     int64_t block_end, int32_t* acc, int64_t acc_stride) {
+  const int64_t k_pairs = w.k_pairs();
+  int32_t dots[kMaxRows][kBlockN];
+  for (int64_t b = block_begin; b < block_end; ++b) {
+    const int8_t* block = w.blocks.data() + b * k_pairs * 2 * kBlockN;
+    const int64_t n0 = b * kBlockN;
+    const int64_t columns = std::min(kBlockN, w.N - n0);
+    for (int64_t m0 = 0; m0 < x.M; m0 += kMaxRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, x.M - m0));
+      dot_rows(rows, x.values.data() + m0 * x.row_stride, x.row_stride, block, k_pairs, dots);
+      for (int r = 0; r < rows; ++r) {
+        const int32_t row_sum = x.row_sum[static_cast<size_t>(m0 + r)];
+        int32_t* out = acc + (m0 + r) * acc_stride + n0;
+        for (int64_t j = 0; j < columns; ++j) {
+          const auto n = static_cast<size_t>(n0 + j);
+          out[j] = fold_zero_points(dots[r][j], w.zero_point[n], row_sum, x.zero_point, w.col_sum[n], w.K);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace onebit
