@@ -9,30 +9,65 @@ namespace onebit {
 
 namespace {
 
+struct Columns {
+  int64_t M, N, begin, end;
+};
+
+// The epilogue's arithmetic, written once. It is compiled twice (below): for the baseline ISA and
+// for AVX2, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd) — same operations, same
+// order, so the same results.
 template <typename T>
-void requantize(const Epilogue& e, const int32_t* acc, int64_t M, int64_t N, T* out) {
+[[gnu::always_inline]] inline void requantize(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
   constexpr double lo = double(std::numeric_limits<T>::min());
   constexpr double hi = double(std::numeric_limits<T>::max());
+  const double* scale = e.scale.data();
+  const double* bias = e.bias.empty() ? nullptr : e.bias.data();
   const bool per_column = e.scale.size() > 1;
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t n = 0; n < N; ++n) {
-      double v = double(acc[m * N + n]) * e.scale[per_column ? n : 0];
-      if (!e.bias.empty()) v += e.bias[static_cast<size_t>(n)];
+  const double y_scale = e.y_scale;
+  const double y_zero_point = e.y_zero_point;
+  for (int64_t m = 0; m < c.M; ++m) {
+    const int32_t* a = acc + m * c.N;
+    T* y = out + m * c.N;
+    for (int64_t n = c.begin; n < c.end; ++n) {
+      double v = double(a[n]) * scale[per_column ? n : 0];
+      if (bias) v += bias[n];
       // nearbyint rounds half to even in the default rounding mode, as ONNX requires.
-      const double q = std::nearbyint(v / e.y_scale) + e.y_zero_point;
-      out[m * N + n] = static_cast<T>(std::clamp(q, lo, hi));
+      double q = std::nearbyint(v / y_scale) + y_zero_point;
+      q = q < lo ? lo : q;
+      q = q > hi ? hi : q;
+      y[n] = static_cast<T>(q);
     }
   }
 }
 
-void dequantize(const Epilogue& e, const int32_t* acc, int64_t M, int64_t N, float* out) {
+[[gnu::always_inline]] inline void dequantize(const Epilogue& e, const int32_t* acc, Columns c, float* out) {
+  const double* scale = e.scale.data();
+  const double* bias = e.bias.empty() ? nullptr : e.bias.data();
   const bool per_column = e.scale.size() > 1;
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t n = 0; n < N; ++n) {
-      double v = double(acc[m * N + n]) * e.scale[per_column ? n : 0];
-      if (!e.bias.empty()) v += e.bias[static_cast<size_t>(n)];
-      out[m * N + n] = static_cast<float>(v);
+  for (int64_t m = 0; m < c.M; ++m) {
+    for (int64_t n = c.begin; n < c.end; ++n) {
+      double v = double(acc[m * c.N + n]) * scale[per_column ? n : 0];
+      if (bias) v += bias[n];
+      out[m * c.N + n] = static_cast<float>(v);
     }
+  }
+}
+
+void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
+  switch (e.kind) {
+    case OutputKind::Float32: dequantize(e, acc, c, static_cast<float*>(out)); break;
+    case OutputKind::Int8: requantize(e, acc, c, static_cast<int8_t*>(out)); break;
+    case OutputKind::Uint8: requantize(e, acc, c, static_cast<uint8_t*>(out)); break;
+    case OutputKind::Int32: break;
+  }
+}
+
+__attribute__((target("avx2"))) void apply_avx2(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
+  switch (e.kind) {
+    case OutputKind::Float32: dequantize(e, acc, c, static_cast<float*>(out)); break;
+    case OutputKind::Int8: requantize(e, acc, c, static_cast<int8_t*>(out)); break;
+    case OutputKind::Uint8: requantize(e, acc, c, static_cast<uint8_t*>(out)); break;
+    case OutputKind::Int32: break;
   }
 }
 
@@ -48,13 +83,16 @@ size_t output_element_size(OutputKind kind) {
   return 0;
 }
 
-void Epilogue::apply(const int32_t* acc, int64_t M, int64_t N, void* out) const {
-  switch (kind) {
-    case OutputKind::Float32: dequantize(*this, acc, M, N, static_cast<float*>(out)); break;
-    case OutputKind::Int8: requantize(*this, acc, M, N, static_cast<int8_t*>(out)); break;
-    case OutputKind::Uint8: requantize(*this, acc, M, N, static_cast<uint8_t*>(out)); break;
-    case OutputKind::Int32: std::copy(acc, acc + M * N, static_cast<int32_t*>(out)); break;
+void Epilogue::apply_columns(const int32_t* acc, int64_t M, int64_t N, int64_t n_begin, int64_t n_end,
+                             void* out) const {
+  const Columns c{M, N, n_begin, n_end};
+  if (kind == OutputKind::Int32) {
+    for (int64_t m = 0; m < M; ++m)
+      std::copy(acc + m * N + n_begin, acc + m * N + n_end, static_cast<int32_t*>(out) + m * N + n_begin);
+    return;
   }
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  (avx2 ? apply_avx2 : apply_baseline)(*this, acc, c, out);
 }
 
 }  // namespace onebit

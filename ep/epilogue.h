@@ -21,7 +21,9 @@ struct Epilogue {
   int32_t y_zero_point = 0;
 
   // acc is M×N; out receives M×N elements of `kind`.
-  void apply(const int32_t* acc, int64_t M, int64_t N, void* out) const;
+  void apply(const int32_t* acc, int64_t M, int64_t N, void* out) const { apply_columns(acc, M, N, 0, N, out); }
+  // The same for columns [n_begin, n_end) only (acc and out are still M×N row-major).
+  void apply_columns(const int32_t* acc, int64_t M, int64_t N, int64_t n_begin, int64_t n_end, void* out) const;
 };
 
 size_t output_element_size(OutputKind kind);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fused_kernel.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace onebit {
@@ -53,6 +54,29 @@ OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeCon
 
 void ORT_API_CALL release_state(OrtNodeComputeInfo*, void*) noexcept {}
 
+// One call's work, split by column blocks so the session's intra-op threads share it. Each
+// task computes its columns' accumulators and runs the epilogue on them while they are hot.
+struct ColumnJob {
+  const GroupPlan* plan;
+  const PackedWeights* weights;
+  const PreparedActivation* x;
+  int32_t* acc;  // M×N
+  void* y;       // M×N outputs
+  int64_t blocks_per_task;
+
+  void run(size_t task) const {
+    const int64_t b0 = static_cast<int64_t>(task) * blocks_per_task;
+    const int64_t b1 = std::min(b0 + blocks_per_task, weights->n_blocks());
+    gemm_q8_blocks(*x, *weights, b0, b1, acc, plan->N);
+    plan->epilogue.apply_columns(acc, x->M, plan->N, b0 * kBlockN, std::min(b1 * kBlockN, plan->N), y);
+  }
+};
+
+void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job)->run(task); }
+
+// Enough tasks to balance a few threads, few enough that each streams a long run of weights.
+constexpr int64_t kTasksPerCall = 16;
+
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
@@ -74,9 +98,13 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
     const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
     for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-      Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-      gemm_q8_host(a, plan.weights[b], acc.data());
-      plan.epilogue.apply(acc.data(), M, plan.N, static_cast<uint8_t*>(y_data) + b * y_step);
+      const PackedWeights& w = plan.weights[b];
+      const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
+      const PreparedActivation prepared = prepare_activation(a, plan.K);
+      const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
+      const ColumnJob job{&plan, &w, &prepared, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step, per_task};
+      const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
+      check(ort().KernelContext_ParallelFor(context, run_column_task, tasks, 0, const_cast<ColumnJob*>(&job)));
     }
     kernel.session.qdq_runs++;
     process_counters().qdq_runs++;

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Times the host gemm_q8 + epilogue per call (one thread) for the projection shapes, and
+// measures this machine's limits the same way every time: one-thread read bandwidth and the
+// int8 multiply-add peak of vpmaddwd (the instruction the AVX2 kernel issues).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "epilogue.h"
+#include "gemm_q8_kernels.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Stats {
+  double median, min, max;
+};
+
+template <typename Fn>
+Stats time_calls(Fn&& fn, int repeat) {
+  fn();  // warm-up
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    ms.push_back(seconds_since(t0) * 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+__attribute__((target("avx2"))) double read_bandwidth_gbs() {
+  const size_t bytes = size_t(1) << 30;  // 1 GiB: far beyond every cache
+  std::vector<uint8_t> buffer(bytes, 1);
+  double best = 0;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = Clock::now();
+    __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+    for (size_t i = 0; i < bytes; i += 128) {
+      a = _mm256_add_epi8(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&buffer[i])));
+      b = _mm256_add_epi8(b, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&buffer[i + 32])));
+      c = _mm256_add_epi8(c, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&buffer[i + 64])));
+      d = _mm256_add_epi8(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&buffer[i + 96])));
+    }
+    const double s = seconds_since(t0);
+    volatile int sink = _mm256_extract_epi8(_mm256_add_epi8(_mm256_add_epi8(a, b), _mm256_add_epi8(c, d)), 0);
+    (void)sink;
+    best = std::max(best, double(bytes) / s / 1e9);
+  }
+  return best;
+}
+
+// 12 independent vpmaddwd chains (as many as the kernel's accumulators): 16 MACs each.
+__attribute__((target("avx2"))) double vpmaddwd_peak_gmacs() {
+  const int64_t iterations = 50'000'000;
+  __m256i acc[12];
+  for (auto& r : acc) r = _mm256_set1_epi32(1);
+  const __m256i x = _mm256_set1_epi16(3), w = _mm256_set1_epi16(5);
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (auto& r : acc) r = _mm256_add_epi32(r, _mm256_madd_epi16(x, w));
+    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]));
+  }
+  const double s = seconds_since(t0);
+  volatile int sink = _mm256_extract_epi32(acc[0], 0) + _mm256_extract_epi32(acc[11], 0);
+  (void)sink;
+  return double(iterations) * 12 * 16 / s / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool with_limits = !(argc > 1 && std::strcmp(argv[1], "--no-limits") == 0);
+  const int repeat = 30;
+  std::printf("kernel: %s, 1 thread, %d timed calls per cell (median, min-max)\n", onebit::selected_kernel_name(), repeat);
+  if (with_limits) {
+    std::printf("machine: read bandwidth %.1f GB/s (1 thread, 1 GiB, best of 5); vpmaddwd peak %.1f GMAC/s\n",
+                read_bandwidth_gbs(), vpmaddwd_peak_gmacs());
+  }
+  std::mt19937 rng(1);
+  const int64_t shapes[][2] = {{1024, 2048}, {1024, 1024}, {1024, 3072}, {2048, 1024}, {3072, 1024}};
+  std::printf("%-11s %5s %22s %10s %10s\n", "KxN", "M", "ms per call", "GB/s", "GMAC/s");
+  for (const auto& s : shapes) {
+    const int64_t K = s[0], N = s[1];
+    std::vector<int8_t> w(static_cast<size_t>(K * N));
+    for (auto& v : w) v = static_cast<int8_t>(int(rng() % 255) - 127);
+    const auto packed = onebit::pack_weights(w.data(), onebit::QType::Int8, K, N, false, nullptr, 0);
+    onebit::Epilogue epilogue;
+    epilogue.kind = onebit::OutputKind::Int8;
+    epilogue.scale.assign(static_cast<size_t>(N), 1e-4);
+    epilogue.y_scale = 0.05;
+    for (int64_t M : {1, 4, 32, 36, 128}) {
+      std::vector<int8_t> x(static_cast<size_t>(M * K));
+      for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
+      std::vector<int32_t> acc(static_cast<size_t>(M * N));
+      std::vector<int8_t> y(static_cast<size_t>(M * N));
+      const Stats t = time_calls([&] {
+        const auto prepared = onebit::prepare_activation({x.data(), onebit::QType::Int8, 0, M}, K);
+        onebit::gemm_q8_blocks(prepared, packed, 0, packed.n_blocks(), acc.data(), N);
+        epilogue.apply(acc.data(), M, N, y.data());
+      }, repeat);
+      std::printf("%5lldx%-5lld %5lld %8.3f (%.3f-%.3f) %10.1f %10.1f\n", (long long)K, (long long)N, (long long)M,
+                  t.median, t.min, t.max, double(K * N) / t.median / 1e6, double(M * K * N) / t.median / 1e6);
+    }
+  }
+  return 0;
+}
