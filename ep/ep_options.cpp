@@ -8,7 +8,7 @@ namespace onebit {
 
 namespace {
 
-constexpr const char* kValidKeys = "device, min_device_rows, trace";
+constexpr const char* kValidKeys = "device, min_device_rows, trace, session_id";
 
 std::invalid_argument bad_value(const std::string& key, const std::string& value, const std::string& valid) {
   return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
@@ -44,6 +44,8 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       options.min_device_rows = parse_rows(key, value);
     } else if (key == "trace") {
       options.trace = parse_flag(key, value);
+    } else if (key == "session_id") {
+      options.session_id = value;
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + kValidKeys);
     }

@@ -15,6 +15,8 @@ struct EpOptions {
   int64_t min_device_rows = 8;
   // Print the counter summary line to stderr when the session is released.
   bool trace = false;
+  // Names the session for hosts that read its counters (OnebitEp_GetCounters); empty = unnamed.
+  std::string session_id;
 };
 
 // Parses `entries` (keys without the "ep.<name>." prefix). Unknown keys and bad values throw

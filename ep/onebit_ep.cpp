@@ -105,9 +105,11 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{}, options(s
   GetCapability = get_capability;
   Compile = compile;
   ReleaseNodeComputeInfos = release_infos;
+  publish_session_counters(options.session_id, &counters);
 }
 
 OnebitEp::~OnebitEp() {
+  withdraw_session_counters(options.session_id);
   if (options.trace) std::fprintf(stderr, "%s\n", counters.summary_line().c_str());
 }
 

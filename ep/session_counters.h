@@ -18,4 +18,8 @@ struct Counters {
 // Counters summed over every session of this process.
 Counters& process_counters();
 
+// Makes a session's counters readable through OnebitEp_GetCounters under its `session_id` option.
+void publish_session_counters(const std::string& session_id, const Counters* counters);
+void withdraw_session_counters(const std::string& session_id);
+
 }  // namespace onebit

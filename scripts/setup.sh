@@ -22,3 +22,8 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 
 cmake -S . -B build/native -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/native
+
+# The Node package: the TypeScript API (dist/), then the addon and the EP library through cmake-js,
+# packed as the prebuild the loader finds (prebuilds/linux-x64/).
+npm run build:ts
+npm run prebuild

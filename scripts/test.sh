@@ -12,3 +12,9 @@ export ONEBIT_EP_LIB="$PWD/build/native/libonebit_ep.so"
 export ONEBIT_C_HOST="$PWD/build/native/onebit_c_host"
 export ONEBIT_ORT_LIB="$PWD/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 .venv/bin/python -m pytest test/python -q
+
+# The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,
+# dtypes, concurrency, errors, CJS/ESM consumers, the packed package, onebit-run).
+npm run build:ts
+npm run prebuild
+env -u ONEBIT_EP_LIB npx vitest run  # the package finds its own EP library

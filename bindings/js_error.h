@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// Errors thrown to JavaScript carry a `code` the TypeScript layer turns into a typed error class.
+#pragma once
+#include <napi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace onebit::node {
+
+// A failure with a stable code, e.g. "ONEBIT_EP_LIBRARY" or "ONEBIT_ORT".
+struct CodedError : std::runtime_error {
+  std::string code;
+  CodedError(std::string c, const std::string& message) : std::runtime_error(message), code(std::move(c)) {}
+};
+
+inline Napi::Error to_js_error(Napi::Env env, const std::string& code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  return error;
+}
+
+inline Napi::Error to_js_error(Napi::Env env, const CodedError& e) { return to_js_error(env, e.code, e.what()); }
+
+}  // namespace onebit::node

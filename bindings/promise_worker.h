@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// An AsyncWorker that settles a promise: work runs on libuv's thread pool (the event loop stays
+// free), failures reject with a coded JS error.
+#pragma once
+#include <napi.h>
+
+#include <string>
+
+#include "js_error.h"
+
+namespace onebit::node {
+
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  explicit PromiseWorker(Napi::Env env) : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)) {}
+
+  Napi::Promise promise() const { return deferred_.Promise(); }
+
+ protected:
+  // Runs off the JS thread: no Napi calls here.
+  virtual void work() = 0;
+  // Runs on the JS thread after work() succeeded: the value to resolve with.
+  virtual Napi::Value result(Napi::Env env) = 0;
+
+ private:
+  void Execute() override {
+    try {
+      work();
+    } catch (const CodedError& e) {
+      code_ = e.code;
+      SetError(e.what());
+    } catch (const std::exception& e) {
+      code_ = "ONEBIT_INTERNAL";
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    try {
+      deferred_.Resolve(result(env));
+    } catch (const CodedError& e) {
+      deferred_.Reject(to_js_error(env, e).Value());
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+
+  void OnError(const Napi::Error& error) override {
+    deferred_.Reject(to_js_error(Env(), code_, error.Message()).Value());
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::string code_;
+};
+
+}  // namespace onebit::node

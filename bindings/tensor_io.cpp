@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tensor_io.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "js_error.h"
+#include "ort_runtime.h"
+
+namespace onebit::node {
+
+namespace {
+
+// Bytes for `count` elements; 0 for strings and for types we do not carry.
+size_t byte_size(ONNXTensorElementDataType type, size_t count) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
+      return count * 4;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
+      return count * 8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return count * 2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+      return count;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4:
+      return (count + 1) / 2;  // two values a byte
+    default:
+      return 0;
+  }
+}
+
+std::vector<int64_t> read_dims(const std::string& name, const Napi::Array& array) {
+  std::vector<int64_t> dims(array.Length());
+  for (uint32_t i = 0; i < dims.size(); ++i) {
+    dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
+    if (dims[i] < 0) throw CodedError("ONEBIT_INPUT", "input '" + name + "' has a negative dimension");
+  }
+  return dims;
+}
+
+size_t element_count(const std::vector<int64_t>& dims) {
+  size_t count = 1;
+  for (int64_t d : dims) count *= static_cast<size_t>(d);
+  return count;
+}
+
+struct TypeAndShape {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> dims;
+};
+
+TypeAndShape type_and_shape(const OrtValue* value) {
+  const OrtApi& api = *runtime().api;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  check(api.GetTensorTypeAndShape(value, &info));
+  TypeAndShape result;
+  size_t rank = 0;
+  OrtStatus* status = api.GetTensorElementType(info, &result.type);
+  if (status == nullptr) status = api.GetDimensionsCount(info, &rank);
+  result.dims.resize(rank);
+  if (status == nullptr && rank > 0) status = api.GetDimensions(info, result.dims.data(), rank);
+  api.ReleaseTensorTypeAndShapeInfo(info);
+  check(status);
+  return result;
+}
+
+OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims, const Napi::Value& data) {
+  const OrtApi& api = *runtime().api;
+  if (!data.IsArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' is a string tensor: its data must be a string array");
+  Napi::Array array = data.As<Napi::Array>();
+  if (array.Length() != element_count(dims))
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(array.Length()) +
+                                         " strings for a shape of " + std::to_string(element_count(dims)) + " elements");
+  std::vector<std::string> strings(array.Length());
+  std::vector<const char*> pointers(array.Length());
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    strings[i] = array.Get(i).ToString().Utf8Value();
+    pointers[i] = strings[i].c_str();
+  }
+  OrtAllocator* allocator = nullptr;
+  check(api.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue* value = nullptr;
+  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, &value));
+  OrtStatus* status = api.FillStringTensor(value, pointers.data(), pointers.size());
+  if (status != nullptr) api.ReleaseValue(value);
+  check(status);
+  return value;
+}
+
+OrtMemoryInfo* cpu_memory_info() {
+  static OrtMemoryInfo* info = [] {
+    OrtMemoryInfo* created = nullptr;
+    check(runtime().api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &created));
+    return created;
+  }();
+  return info;
+}
+
+Napi::Array dims_array(Napi::Env env, const std::vector<int64_t>& dims) {
+  Napi::Array array = Napi::Array::New(env, dims.size());
+  for (uint32_t i = 0; i < dims.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(dims[i])));
+  return array;
+}
+
+Napi::Array string_output(Napi::Env env, const OrtValue* value, size_t count) {
+  const OrtApi& api = *runtime().api;
+  Napi::Array array = Napi::Array::New(env, count);
+  for (size_t i = 0; i < count; ++i) {
+    size_t length = 0;
+    check(api.GetStringTensorElementLength(value, i, &length));
+    std::string text(length, '\0');
+    if (length > 0) check(api.GetStringTensorElement(value, length, i, text.data()));
+    array.Set(static_cast<uint32_t>(i), Napi::String::New(env, text));
+  }
+  return array;
+}
+
+}  // namespace
+
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor) {
+  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get("type").As<Napi::Number>().Int32Value());
+  const std::vector<int64_t> dims = read_dims(name, tensor.Get("dims").As<Napi::Array>());
+  Napi::Value data = tensor.Get("data");
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
+
+  const size_t expected = byte_size(type, element_count(dims));
+  if (expected == 0 && element_count(dims) > 0)
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
+  if (!data.IsTypedArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' must carry its data in a typed array");
+  Napi::TypedArray array = data.As<Napi::TypedArray>();
+  if (array.ByteLength() != expected)
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(array.ByteLength()) +
+                                         " bytes of data, but its type and shape need " + std::to_string(expected));
+  // Zero-copy: ORT reads the JS buffer in place. An empty tensor still needs a non-null pointer.
+  static uint8_t empty_tensor_byte = 0;
+  uint8_t* bytes = expected == 0 ? &empty_tensor_byte
+                                 : static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
+  OrtValue* value = nullptr;
+  check(runtime().api->CreateTensorWithDataAsOrtValue(cpu_memory_info(), bytes, expected, dims.data(), dims.size(), type,
+                                                      &value));
+  return value;
+}
+
+Napi::Object output_object(Napi::Env env, const OrtValue* value) {
+  const OrtApi& api = *runtime().api;
+  Napi::Object result = Napi::Object::New(env);
+  int is_tensor = 0;
+  check(api.IsTensor(value, &is_tensor));
+  result.Set("isTensor", Napi::Boolean::New(env, is_tensor != 0));
+  if (!is_tensor) return result;
+  const TypeAndShape shape = type_and_shape(value);
+  const size_t count = element_count(shape.dims);
+  result.Set("type", Napi::Number::New(env, shape.type));
+  result.Set("dims", dims_array(env, shape.dims));
+  if (shape.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
+    result.Set("data", string_output(env, value, count));
+    return result;
+  }
+  const size_t bytes = byte_size(shape.type, count);
+  if (bytes == 0 && count > 0)
+    throw CodedError("ONEBIT_OUTPUT", "an output has an element type onebit-ep cannot return (" + std::to_string(shape.type) + ")");
+  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, bytes);
+  if (bytes > 0) {
+    const void* data = nullptr;
+    check(api.GetTensorData(value, &data));
+    std::memcpy(buffer.Data(), data, bytes);
+  }
+  result.Set("data", buffer);
+  return result;
+}
+
+}  // namespace onebit::node

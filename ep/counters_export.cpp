@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// A small C entry point beside the ORT factory functions, so a host (our Node addon) can read a
+// live session's counters as numbers instead of parsing the trace line. Sessions are named by the
+// `session_id` provider option the host passes; the registry only holds sessions that have one.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "ort_api.h"
+#include "session_counters.h"
+
+namespace onebit {
+
+namespace {
+
+std::mutex registry_mutex;
+std::map<std::string, const Counters*>& registry() {
+  static std::map<std::string, const Counters*> sessions;
+  return sessions;
+}
+
+}  // namespace
+
+void publish_session_counters(const std::string& session_id, const Counters* counters) {
+  if (session_id.empty()) return;
+  std::lock_guard lock(registry_mutex);
+  registry()[session_id] = counters;
+}
+
+void withdraw_session_counters(const std::string& session_id) {
+  if (session_id.empty()) return;
+  std::lock_guard lock(registry_mutex);
+  registry().erase(session_id);
+}
+
+}  // namespace onebit
+
+extern "C" {
+
+// One named counter; names are static strings owned by the library.
+struct OnebitEpCounter {
+  const char* name;
+  uint64_t value;
+};
+
+// The ORT API version this library was built against (it asks the runtime for exactly this one).
+__attribute__((visibility("default"))) int OnebitEp_OrtApiVersion() { return ORT_API_VERSION; }
+
+// Writes up to `capacity` counters of the session named `session_id` (or, for a null or empty id,
+// the process-wide sums) into `out`. Returns how many counters exist, or -1 when no live session
+// has that id. Call with capacity 0 to ask for the count.
+__attribute__((visibility("default"))) int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out,
+                                                                    size_t capacity) {
+  std::lock_guard lock(onebit::registry_mutex);
+  const onebit::Counters* counters = &onebit::process_counters();
+  if (session_id != nullptr && *session_id != '\0') {
+    auto it = onebit::registry().find(session_id);
+    if (it == onebit::registry().end()) return -1;
+    counters = it->second;
+  }
+  const OnebitEpCounter all[] = {
+      {"qdq_runs", counters->qdq_runs.load()},
+      {"groups", counters->groups.load()},
+  };
+  const size_t count = sizeof(all) / sizeof(all[0]);
+  for (size_t i = 0; i < count && i < capacity; ++i) out[i] = all[i];
+  return static_cast<int64_t>(count);
+}
+
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// onebit-run on the default model: its report's fields (not its timings), and its usage errors.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { repoRoot, runNode } from './helpers/package.js';
+
+const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
+const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-cache-'));
+const env = { ONEBIT_CACHE_DIR: cache };
+
+describe('onebit-run', () => {
+  it('runs the default model and reports speed, agreement, memory and counters (JSON)', () => {
+    const ran = runNode([cli, '--json', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--layers', '1'], repoRoot, env);
+    expect(ran.stderr).toBe(''); // not a TTY: no progress output
+    expect(ran.status).toBe(0);
+    const report = JSON.parse(ran.stdout);
+    expect(report.model).toMatchObject({ defaultModel: true, layers: 1, groups: 7 });
+    expect(readdirSync(cache)).toEqual([path.basename(report.model.path)]);
+    expect(report.ortVersion).toBe('1.30.0');
+    expect(report.lengths.map((l: { len: number }) => l.len)).toEqual([1, 4]);
+    for (const l of report.lengths) {
+      for (const arm of [l.onebit, l.cpu]) {
+        expect(arm.runs).toBe(2);
+        expect(arm.minMs).toBeLessThanOrEqual(arm.medianMs);
+        expect(arm.medianMs).toBeLessThanOrEqual(arm.maxMs);
+      }
+      expect(l.speedup).toBeCloseTo(l.cpu.medianMs / l.onebit.medianMs, 6);
+      expect(l.agreement.int8DifferingFraction).toBeGreaterThanOrEqual(0);
+      expect(l.agreement.int8DifferingFraction).toBeLessThan(0.05); // exact int32 vs ORT's float path: rare 1-LSB ties
+      expect(l.agreement.klDivergence).toBeNull(); // int8 outputs only
+    }
+    expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
+    expect(report.peakRssMiB.onebitPhase).toBeGreaterThan(10);
+    // 7 groups x 2 lengths x (1 warm-up + 2 timed runs): every claimed group ran on every call.
+    expect(report.counters).toEqual({ qdqRuns: 42, groups: 7 });
+    expect(report.expectedQdqRuns).toBe(42);
+  });
+
+  it('prints a table by default, reusing the cached model', () => {
+    const ran = runNode([cli, '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/default projection stack, 1 layers, 7 A8W8 QDQ groups/);
+    expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
+    expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
+    expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 \(expected qdqRuns=7/);
+    expect(readdirSync(cache)).toHaveLength(1);
+  });
+
+  it('says what is wrong with its arguments', () => {
+    const unknown = runNode([cli, '--fast']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option --fast; run onebit-run --help/);
+    const device = runNode([cli, '--device', 'gpu']);
+    expect(device.status).toBe(2);
+    expect(device.stderr).toMatch(/--device takes auto or none/);
+    const missing = runNode([cli, '/nonexistent/model.onnx']);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/model file not found: \/nonexistent\/model.onnx/);
+    const help = runNode([cli, '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/usage: onebit-run \[model.onnx\]/);
+  });
+});

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// Timing summaries and agreement between the two EPs' outputs.
+import type { Tensor } from 'onnxruntime-node';
+
+export interface Timing {
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  runs: number;
+}
+
+export function summarize(samples: readonly number[]): Timing {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { medianMs: median, minMs: sorted[0], maxMs: sorted[sorted.length - 1], runs: sorted.length };
+}
+
+export interface Agreement {
+  /** Largest |onebit - cpu| over every output element (in LSB for integer outputs). */
+  maxAbsDiff: number;
+  /** Share of int8/uint8 output elements that differ at all; null without such outputs. */
+  int8DifferingFraction: number | null;
+  /** Mean KL(softmax(cpu) || softmax(onebit)) over the last axis of float outputs; null without them. */
+  klDivergence: number | null;
+}
+
+function softmax(values: ArrayLike<number>, start: number, length: number): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < length; ++i) max = Math.max(max, values[start + i]);
+  const out = new Float64Array(length);
+  let sum = 0;
+  for (let i = 0; i < length; ++i) sum += out[i] = Math.exp(values[start + i] - max);
+  for (let i = 0; i < length; ++i) out[i] /= sum;
+  return out;
+}
+
+function klOverLastAxis(reference: ArrayLike<number>, candidate: ArrayLike<number>, lastDim: number): number {
+  const rows = lastDim > 0 ? reference.length / lastDim : 0;
+  let total = 0;
+  for (let r = 0; r < rows; ++r) {
+    const p = softmax(reference, r * lastDim, lastDim);
+    const q = softmax(candidate, r * lastDim, lastDim);
+    for (let i = 0; i < lastDim; ++i) if (p[i] > 0) total += p[i] * Math.log(p[i] / Math.max(q[i], 1e-300));
+  }
+  return rows > 0 ? total / rows : 0;
+}
+
+export function agreement(onebit: Record<string, Tensor>, cpu: Record<string, Tensor>): Agreement {
+  let maxAbsDiff = 0;
+  let int8Elements = 0;
+  let int8Differing = 0;
+  const kls: number[] = [];
+  for (const [name, reference] of Object.entries(cpu)) {
+    const candidate = onebit[name];
+    if (!candidate || reference.type === 'string') continue;
+    const a = Array.from(candidate.data as ArrayLike<number | bigint>, Number);
+    const b = Array.from(reference.data as ArrayLike<number | bigint>, Number);
+    for (let i = 0; i < b.length; ++i) {
+      const diff = Math.abs(a[i] - b[i]);
+      maxAbsDiff = Math.max(maxAbsDiff, Number.isNaN(diff) ? Infinity : diff);
+      if ((reference.type === 'int8' || reference.type === 'uint8') && diff !== 0) ++int8Differing;
+    }
+    if (reference.type === 'int8' || reference.type === 'uint8') int8Elements += b.length;
+    if (reference.type === 'float32' || reference.type === 'float64') kls.push(klOverLastAxis(b, a, reference.dims.at(-1) ?? b.length));
+  }
+  return {
+    maxAbsDiff,
+    int8DifferingFraction: int8Elements > 0 ? int8Differing / int8Elements : null,
+    klDivergence: kls.length > 0 ? kls.reduce((x, y) => x + y, 0) / kls.length : null,
+  };
+}
+
+/** Peak resident set size of this process so far, in MiB. */
+export function peakRssMiB(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// onebit-ep: the onebit execution provider for onnxruntime-node. Importing this module registers
+// the 'onebit' backend; use the standard onnxruntime-node API with executionProviders: ['onebit'].
+export { onebit } from './onebit.js';
+export type { OnebitOptions, OnebitExecutionProviderOption } from './options.js';
+export { validateOnebitOptions } from './options.js';
+export type { OnebitCounters } from './counters.js';
+export type { RuntimeInfo } from './native.js';
+export type { OnebitDataType } from './dtypes.js';
+export { SUPPORTED_DATA_TYPES } from './dtypes.js';
+export {
+  OnebitError,
+  OnebitOptionError,
+  OnebitModelNotFoundError,
+  OnebitInputError,
+  OnebitLibraryError,
+  OnebitRuntimeError,
+  OnebitSessionDisposedError,
+  type OnebitErrorCode,
+} from './errors.js';

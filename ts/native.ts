@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loads the native addon (build/Release or prebuilds/<platform>-<arch>, via node-gyp-build) and,
+// through it, onnxruntime-node's own ORT library with our EP registered in it.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+import { OnebitLibraryError, fromNativeError } from './errors.js';
+import type { NativeSessionConfig } from './session_options.js';
+
+export interface NativeValueMetadata {
+  name: string;
+  isTensor: boolean;
+  type?: number;
+  shape?: (number | string)[];
+}
+
+export interface NativeTensor {
+  type: number;
+  dims: number[];
+  data: ArrayBufferView | string[];
+}
+
+export interface NativeOutput {
+  isTensor: boolean;
+  type?: number;
+  dims?: number[];
+  data?: ArrayBuffer | string[];
+}
+
+export interface NativeRunOptions {
+  logSeverityLevel?: number;
+  tag?: string;
+  configEntries?: [string, string][];
+}
+
+export interface NativeSession {
+  readonly inputMetadata: NativeValueMetadata[];
+  readonly outputMetadata: NativeValueMetadata[];
+  run(feeds: Record<string, NativeTensor>, outputNames: string[], options: NativeRunOptions): Promise<Record<string, NativeOutput>>;
+  dispose(): void;
+  counters(): Record<string, number>;
+  endProfiling(): string;
+}
+
+export interface RuntimeInfo {
+  ortVersion: string;
+  ortApiVersion: number;
+  epApiVersion: number;
+  epLibraryPath: string;
+}
+
+interface NativeAddon {
+  load(ortLibraryPath: string, epLibraryPath: string): RuntimeInfo;
+  createSession(model: string | Uint8Array, config: NativeSessionConfig): Promise<NativeSession>;
+  processCounters(): Record<string, number>;
+}
+
+const packageRoot = path.join(__dirname, '..');
+
+let addonFile: string | undefined;
+let addon: NativeAddon | undefined;
+let runtime: RuntimeInfo | undefined;
+
+function addonPath(): string {
+  if (addonFile) return addonFile;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodeGypBuild = require('node-gyp-build') as { resolve(dir: string): string };
+    addonFile = nodeGypBuild.resolve(packageRoot);
+    return addonFile;
+  } catch (error) {
+    throw new OnebitLibraryError(
+      'ONEBIT_ADDON',
+      `the onebit-ep native addon is not built for ${process.platform}-${process.arch}: ${(error as Error).message}. ` +
+        'Build it from source with `npm rebuild onebit-ep` (needs cmake and a C++20 compiler).',
+    );
+  }
+}
+
+/** libonebit_ep.so: ONEBIT_EP_LIB if set, else the copy next to the addon. */
+export function epLibraryPath(): string {
+  const fromEnv = process.env.ONEBIT_EP_LIB;
+  return path.resolve(fromEnv && fromEnv.length > 0 ? fromEnv : path.join(path.dirname(addonPath()), 'libonebit_ep.so'));
+}
+
+/** The ORT library file of the onnxruntime-node this package resolves (the one the app uses). */
+export function ortLibraryPath(): string {
+  const ortNodeRoot = path.dirname(require.resolve('onnxruntime-node/package.json'));
+  const file = path.join(ortNodeRoot, 'bin', 'napi-v6', process.platform, process.arch, 'libonnxruntime.so.1');
+  if (!existsSync(file))
+    throw new OnebitLibraryError('ONEBIT_EP_LIBRARY', `onnxruntime-node has no ORT library at ${file}: reinstall onnxruntime-node`);
+  return file;
+}
+
+/** Loads the addon, ORT and our EP once per process; later calls return the same runtime. */
+export function loadNative(): { addon: NativeAddon; runtime: RuntimeInfo } {
+  if (addon && runtime) return { addon, runtime };
+  const file = addonPath();
+  const epLibrary = epLibraryPath();
+  if (!existsSync(epLibrary))
+    throw new OnebitLibraryError(
+      'ONEBIT_EP_LIBRARY',
+      `the onebit EP library is missing: ${epLibrary}. Reinstall onebit-ep, run \`npm rebuild onebit-ep\`, ` +
+        'or set ONEBIT_EP_LIB to the absolute path of a built libonebit_ep.so',
+    );
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require(file) as NativeAddon;
+  try {
+    runtime = loaded.load(ortLibraryPath(), epLibrary);
+  } catch (error) {
+    throw fromNativeError(error);
+  }
+  addon = loaded;
+  return { addon, runtime };
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// The onnxruntime-common session handler of the onebit backend: one native session (ORT with our EP
+// and the CPU EP as fallback), run on worker threads.
+import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandler } from 'onnxruntime-node';
+
+import { toCounters, type OnebitCounters } from './counters.js';
+import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
+import { fromNativeError, OnebitError, OnebitSessionDisposedError } from './errors.js';
+import { nativeFeed } from './feeds.js';
+import type { NativeOutput, NativeRunOptions, NativeSession, NativeValueMetadata } from './native.js';
+
+function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
+  if (!raw.isTensor) return { name: raw.name, isTensor: false };
+  const type = dataTypeOfOnnx(raw.type ?? 0);
+  if (!type) throw new OnebitError('ONEBIT_ORT', `'${raw.name}' has an element type onebit-ep cannot carry (ONNX type ${raw.type})`);
+  return { name: raw.name, isTensor: true, type, shape: raw.shape ?? [] };
+}
+
+function outputValue(name: string, raw: NativeOutput): OnnxValue {
+  const type = raw.isTensor ? dataTypeOfOnnx(raw.type ?? 0) : undefined;
+  if (!type) throw new OnebitError('ONEBIT_ORT', `output '${name}' is not a tensor of a supported type: onebit-ep returns tensors only`);
+  const data = type === 'string' ? raw.data : typedArrayOf(type, raw.data as ArrayBuffer);
+  // onnxruntime-common turns {type, data, dims} into its Tensor class (the one the app imported).
+  return { type, data, dims: raw.dims ?? [] } as unknown as OnnxValue;
+}
+
+function nativeRunOptions(options: InferenceSession.RunOptions): NativeRunOptions {
+  const configEntries: [string, string][] = [];
+  for (const [key, value] of Object.entries(options.extra ?? {})) configEntries.push([key, String(value)]);
+  return { logSeverityLevel: options.logSeverityLevel, tag: options.tag, configEntries };
+}
+
+export class OnebitSessionHandler implements InferenceSessionHandler {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
+  readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
+  #native: NativeSession;
+  #disposed = false;
+
+  constructor(native: NativeSession) {
+    this.#native = native;
+    this.inputMetadata = native.inputMetadata.map(valueMetadata);
+    this.outputMetadata = native.outputMetadata.map(valueMetadata);
+    this.inputNames = this.inputMetadata.map((m) => m.name);
+    this.outputNames = this.outputMetadata.map((m) => m.name);
+  }
+
+  async run(
+    feeds: SessionHandler.FeedsType,
+    fetches: SessionHandler.FetchesType,
+    options: InferenceSession.RunOptions = {},
+  ): Promise<SessionHandler.ReturnType> {
+    this.#checkLive();
+    const nativeFeeds: Record<string, ReturnType<typeof nativeFeed>> = {};
+    for (const [name, value] of Object.entries(feeds))
+      nativeFeeds[name] = nativeFeed(name, value, this.inputMetadata.find((m) => m.name === name), this.inputNames);
+    // Pre-allocated outputs are not filled in place: every requested output comes back as a new tensor.
+    const outputNames = Object.keys(fetches).length > 0 ? Object.keys(fetches) : [...this.outputNames];
+    let raw: Record<string, NativeOutput>;
+    try {
+      raw = await this.#native.run(nativeFeeds, outputNames, nativeRunOptions(options));
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+    const results: SessionHandler.ReturnType = {};
+    for (const name of outputNames) results[name] = outputValue(name, raw[name]);
+    return results;
+  }
+
+  async dispose(): Promise<void> {
+    // Runs still in flight finish first: the native session is released after the last one.
+    this.#disposed = true;
+    this.#native.dispose();
+  }
+
+  startProfiling(): void {
+    // Profiling starts with the session when SessionOptions.enableProfiling is set.
+  }
+
+  endProfiling(): void {
+    this.#checkLive();
+    this.#native.endProfiling();
+  }
+
+  /** The EP's counters for this session; after dispose, their final values. */
+  counters(): OnebitCounters {
+    try {
+      return toCounters(this.#native.counters());
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  #checkLive(): void {
+    if (this.#disposed)
+      throw new OnebitSessionDisposedError('this session has been released (session.release() was called): create a new InferenceSession');
+  }
+}
