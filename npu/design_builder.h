@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// The design generator: builds the program and declaration of a design for the emu target.
+#pragma once
+#include "npu/design.h"
+#include "npu/error.h"
+
+namespace onebit::npu {
+
+// Block sizes the generator builds for every shape, largest first.
+inline constexpr uint32_t kDefaultBlockSizes[] = {32, 4};
+
+// The tiling the generator uses for a (K, N); the same for every m_block of that shape.
+Tiling choose_tiling(uint32_t K, uint32_t N);
+
+// Builds the design (declaration + program) for `key`; rejects shapes out of range.
+Result<Design> build_design(const DesignKey& key);
+
+}  // namespace onebit::npu

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The on-disk design cache: one file per design (DesignKey::file_name()) in a directory the
+// caller gives (the EP option designs_dir; default_designs_dir() otherwise). A miss builds the
+// design with the generator and writes it atomically (temp file + rename), then reads it back
+// through the validating loader, so what is used is always what is on disk. A file that is
+// present but invalid is rejected with its reason and left alone (never silently rebuilt):
+// delete it to have it rebuilt.
+#pragma once
+#include <string>
+
+#include "npu/design.h"
+#include "npu/error.h"
+
+namespace onebit::npu {
+
+// $XDG_CACHE_HOME/onebit-ep/designs, else $HOME/.cache/onebit-ep/designs, else
+// /tmp/onebit-ep-designs.
+std::string default_designs_dir();
+
+struct CachedDesign {
+  Design design;
+  std::string path;
+  bool built = false;  // true: built and written on this call (a miss); false: read from disk
+};
+
+class DesignCache {
+ public:
+  explicit DesignCache(std::string dir = default_designs_dir()) : dir_(std::move(dir)) {}
+  const std::string& dir() const { return dir_; }
+  std::string path_of(const DesignKey& key) const { return dir_ + "/" + key.file_name(); }
+
+  // Load the design for `key`, building it on a miss.
+  Result<CachedDesign> get(const DesignKey& key) const;
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace onebit::npu

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "npu/device_gemm.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "npu/checksum.h"
+#include "npu/sync_profile.h"
+
+namespace onebit::npu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+uint64_t ns_since(Clock::time_point start) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create(Device& device, const DesignCache& cache, uint32_t K,
+                                                       uint32_t N, const int8_t* w, WeightLayout layout,
+                                                       const GemmOptions& options) {
+  std::vector<Design> designs;
+  uint32_t built = 0;
+  try {
+    for (uint32_t m_block : options.block_sizes) {
+      Result<CachedDesign> cached = cache.get({device.target(), K, N, m_block});
+      if (!cached) return cached.error();
+      built += cached->built ? 1 : 0;
+      designs.push_back(std::move(cached->design));
+    }
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::kInternal, "out of memory reading designs");
+  }
+  Result<std::unique_ptr<DeviceGemm>> gemm = create_from_designs(device, designs, w, layout, options);
+  if (gemm) (*gemm)->setup_.designs_built = built;
+  return gemm;
+}
+
+Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& device, const std::vector<Design>& designs,
+                                                                    const int8_t* w, WeightLayout layout,
+                                                                    const GemmOptions& options) try {
+  if (designs.empty()) return make_error(ErrorCode::kInvalidArgument, "no designs (empty block_sizes?)");
+  if (w == nullptr) return make_error(ErrorCode::kInvalidArgument, "no weights");
+  const DesignInfo& first = designs.front().info;
+  std::unique_ptr<DeviceGemm> gemm(new DeviceGemm(device, options));
+  gemm->K_ = first.K;
+  gemm->N_ = first.N;
+  for (const Design& d : designs) {
+    const DesignInfo& info = d.info;
+    if (info.target != device.target())
+      return make_error(ErrorCode::kDesign, "design " + info.key().to_string() + " is not for this device's target " +
+                                                target_name(device.target()));
+    if (info.K != first.K || info.N != first.N || !(info.tiling == first.tiling))
+      return make_error(ErrorCode::kDesign, "designs " + first.key().to_string() + " and " + info.key().to_string() +
+                                                " differ in shape or weight tiling");
+    if (std::find(gemm->block_sizes_.begin(), gemm->block_sizes_.end(), info.m_block) != gemm->block_sizes_.end())
+      return make_error(ErrorCode::kInvalidArgument, "two designs for m_block " + std::to_string(info.m_block));
+    Result<std::shared_ptr<LoadedDesign>> loaded = device.load_design(d);
+    if (!loaded) return loaded.error();
+    gemm->block_sizes_.push_back(info.m_block);
+    gemm->designs_.push_back(std::move(loaded).value());
+  }
+  gemm->setup_.designs_loaded = static_cast<uint32_t>(designs.size());
+
+  // Weights: packed into the designs' layout, uploaded once.
+  const auto start = Clock::now();
+  const std::vector<int8_t> packed = pack_weights_tiled(w, layout, first.K, first.N, first.tiling);
+  Result<std::unique_ptr<BufferObject>> w_bo = device.alloc_bo(packed.size());
+  if (!w_bo) return w_bo.error();
+  gemm->w_bo_ = std::move(w_bo).value();
+  std::memcpy(gemm->w_bo_->host(), packed.data(), packed.size());
+  const auto sync_start = Clock::now();
+  if (Status s = device.sync(*gemm->w_bo_, SyncDirection::kToDevice, 0, packed.size()); !s) return s;
+  record_sync(SyncKind::kWToDevice, packed.size(), ns_since(sync_start), device.emulated());
+  gemm->setup_.weight_bytes = packed.size();
+  gemm->setup_.weight_upload_ms = ms_since(start);
+
+  if (options.initial_rows > 0) {
+    if (Status s = gemm->ensure_capacity(options.initial_rows); !s) return s;
+  }
+  return gemm;
+} catch (const std::bad_alloc&) {
+  return make_error(ErrorCode::kInternal, "out of memory setting up the device GEMM");
+}
+
+Status DeviceGemm::ensure_capacity(uint32_t rows) {
+  if (rows <= capacity_rows_) return {};
+  Result<std::unique_ptr<BufferObject>> a = device_.alloc_bo(size_t(rows) * K_);
+  if (!a) return a.status();
+  Result<std::unique_ptr<BufferObject>> c = device_.alloc_bo(size_t(rows) * N_ * 4);
+  if (!c) return c.status();
+  a_bo_ = std::move(a).value();
+  c_bo_ = std::move(c).value();
+  capacity_rows_ = rows;
+  return {};
+}
+
+Status DeviceGemm::run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* stats) try {
+  std::lock_guard<std::mutex> guard(mutex_);
+  CallStats local;
+  CallStats& s = stats != nullptr ? *stats : local;
+  s = CallStats{};
+  s.rows = rows;
+  s.emulated = device_.emulated();
+  if (rows == 0) return {};
+  if (a == nullptr || c == nullptr) return make_error(ErrorCode::kInvalidArgument, "null A or C");
+  return run_locked(a, rows, c, s);
+} catch (const std::bad_alloc&) {
+  return make_error(ErrorCode::kInternal, "out of memory in a device call");
+}
+
+Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallStats& s) {
+  const std::vector<BlockLaunch> plan = plan_blocks(rows, block_sizes_, options_.launch_cost_rows);
+  const uint32_t computed = planned_rows(plan);
+  if (Status st = ensure_capacity(computed); !st) return st;
+  s.padded_rows = computed - rows;
+
+  // A: only the rows used. Padding rows of the last block read whatever the device copy holds;
+  // their C rows are never read.
+  auto t = Clock::now();
+  const size_t a_bytes = size_t(rows) * K_;
+  std::memcpy(a_bo_->host(), a, a_bytes);
+  if (Status st = device_.sync(*a_bo_, SyncDirection::kToDevice, 0, a_bytes); !st) return st;
+  record_sync(SyncKind::kAToDevice, a_bytes, ns_since(t), s.emulated);
+  s.a_bytes_synced = a_bytes;
+  s.upload_ms = ms_since(t);
+
+  // Launch every block, then wait for all of them within one deadline.
+  t = Clock::now();
+  std::vector<RunHandle> runs;
+  auto cancel_all = [&] {
+    for (const RunHandle& r : runs) device_.cancel(r);
+  };
+  for (const BlockLaunch& block : plan) {
+    const size_t which = size_t(std::find(block_sizes_.begin(), block_sizes_.end(), block.m_block) - block_sizes_.begin());
+    LaunchArgs args;
+    args.design = designs_[which].get();
+    args.a = a_bo_.get();
+    args.a_offset = size_t(block.row_begin) * K_;
+    args.w = w_bo_.get();
+    args.c = c_bo_.get();
+    args.c_offset = size_t(block.row_begin) * N_ * 4;
+    Result<RunHandle> run = device_.launch(args);
+    if (!run) {
+      cancel_all();
+      return run.status();
+    }
+    runs.push_back(std::move(run).value());
+    ++s.launches;
+  }
+  const auto deadline = Clock::now() + options_.wait_timeout;
+  for (const RunHandle& r : runs) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (Status st = device_.wait(r, std::max(left, std::chrono::milliseconds(0))); !st) {
+      cancel_all();
+      if (st.code() == ErrorCode::kTimeout)
+        return make_error(ErrorCode::kTimeout, std::to_string(runs.size()) + " launch(es) did not finish within " +
+                                                   std::to_string(options_.wait_timeout.count()) + " ms; cancelled");
+      return st;
+    }
+  }
+  s.launch_wait_ms = ms_since(t);
+
+  // C: narrowed to the rows the host reads, unless NPU_NO_C_NARROW / NPU_DBG.
+  t = Clock::now();
+  const size_t c_read = size_t(rows) * N_ * 4;
+  const size_t c_bytes = options_.sync.c_sync_bytes(rows, N_, c_bo_->size());
+  s.c_whole = options_.sync.whole_c();
+  if (Status st = device_.sync(*c_bo_, SyncDirection::kFromDevice, 0, c_bytes); !st) return st;
+  record_sync(s.c_whole ? SyncKind::kCFromDeviceWhole : SyncKind::kCFromDeviceNarrowed, c_bytes, ns_since(t),
+              s.emulated);
+  s.c_bytes_synced = c_bytes;
+  if (options_.sync.debug_checksum) {
+    s.c_checksum = fnv1a64(c_bo_->host(), c_bytes);
+    std::fprintf(stderr, "onebit-npu dbg: %ux%u rows=%u C whole-BO sync %zu bytes checksum %016" PRIx64 "\n", K_, N_,
+                 rows, c_bytes, s.c_checksum);
+  }
+  std::memcpy(c, c_bo_->host(), c_read);
+  s.c_sync_ms = ms_since(t);
+  return {};
+}
+
+}  // namespace onebit::npu

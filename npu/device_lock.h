@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cross-process device lock: flock(LOCK_EX | LOCK_NB) on a file in the runtime directory.
+// try_lock never blocks; the kernel releases the lock when the holder's file description
+// closes, so a crashed or killed holder releases it. The holder writes its pid into the file
+// so a busy result can name it. The file stays open between calls, so a per-call
+// try_lock / unlock pair costs two flock calls and one small pwrite.
+//
+// flock belongs to the open file description: two DeviceLock objects in one process contend
+// like two processes do; a child forked while the lock is held shares it until it exits or
+// execs (the descriptor is close-on-exec).
+#pragma once
+#include <string>
+
+#include "npu/error.h"
+
+namespace onebit::npu {
+
+// $XDG_RUNTIME_DIR/onebit-npu.lock, or /tmp/onebit-npu.lock without XDG_RUNTIME_DIR.
+std::string default_lock_path();
+
+class DeviceLock {
+ public:
+  explicit DeviceLock(std::string path = default_lock_path());
+  ~DeviceLock();
+  DeviceLock(const DeviceLock&) = delete;
+  DeviceLock& operator=(const DeviceLock&) = delete;
+
+  // Ok when acquired (or already held by this object); kBusy naming the holder's pid when
+  // another holds it; kIo when the lock file cannot be opened.
+  Status try_lock();
+  void unlock();
+  bool held() const { return held_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;  // opened at the first try_lock, closed by the destructor
+  bool held_ = false;
+};
+
+}  // namespace onebit::npu
