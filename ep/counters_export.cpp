@@ -60,12 +60,11 @@ __attribute__((visibility("default"))) int64_t OnebitEp_GetCounters(const char* 
     if (it == onebit::registry().end()) return -1;
     counters = it->second;
   }
-  const OnebitEpCounter all[] = {
-      {"qdq_runs", counters->qdq_runs.load()},
-      {"groups", counters->groups.load()},
-  };
-  const size_t count = sizeof(all) / sizeof(all[0]);
-  for (size_t i = 0; i < count && i < capacity; ++i) out[i] = all[i];
+  const auto count = static_cast<size_t>(onebit::Counter::Count);
+  for (size_t i = 0; i < count && i < capacity; ++i) {
+    const auto c = static_cast<onebit::Counter>(i);
+    out[i] = {onebit::counter_name(c).id, counters->get(c)};
+  }
   return static_cast<int64_t>(count);
 }
 

@@ -8,28 +8,33 @@ namespace onebit {
 
 namespace {
 
-constexpr const char* kValidKeys = "device, min_device_rows, trace, session_id";
+constexpr const char* kValidKeys =
+    "device, min_device_rows, designs_dir, routes, device_lock, device_timeout_ms, trace, session_id";
 
 std::invalid_argument bad_value(const std::string& key, const std::string& value, const std::string& valid) {
   return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
 }
 
-bool parse_flag(const std::string& key, const std::string& value) {
-  if (value == "1" || value == "true") return true;
-  if (value == "0" || value == "false") return false;
-  throw bad_value(key, value, "0, 1, true or false");
-}
-
-int64_t parse_rows(const std::string& key, const std::string& value) {
+int64_t parse_int(const std::string& key, const std::string& value, int64_t min) {
   size_t used = 0;
-  long long rows = -1;
+  long long number = min - 1;
   try {
-    rows = std::stoll(value, &used);
+    number = std::stoll(value, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != value.size() || rows < 0) throw bad_value(key, value, "a non-negative integer");
-  return rows;
+  if (used != value.size() || number < min) throw bad_value(key, value, "an integer >= " + std::to_string(min));
+  return number;
+}
+
+// "0"/"false" = off, "1"/"true" = on, a path (absolute or *.json) = on and write a trace file there.
+void parse_trace(const std::string& key, const std::string& value, EpOptions& options) {
+  if (value == "0" || value == "false") return;
+  options.trace = true;
+  if (value == "1" || value == "true") return;
+  const bool path = value.starts_with("/") || (value.size() > 5 && value.ends_with(".json"));
+  if (!path) throw bad_value(key, value, "0, 1, or a trace file path (absolute, or ending in .json)");
+  options.trace_file = value;
 }
 
 }  // namespace
@@ -38,25 +43,30 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   EpOptions options;
   for (const auto& [key, value] : entries) {
     if (key == "device") {
-      if (value != "auto" && value != "none") throw bad_value(key, value, "auto or none (this build has no device backend)");
+      if (value != "auto" && value != "emu" && value != "none") throw bad_value(key, value, "auto, emu or none");
       options.device = value;
     } else if (key == "min_device_rows") {
-      options.min_device_rows = parse_rows(key, value);
+      options.min_device_rows = parse_int(key, value, 0);
+    } else if (key == "designs_dir") {
+      options.designs_dir = value;
+    } else if (key == "routes") {
+      options.routes = value;
+    } else if (key == "device_lock") {
+      if (value != "call" && value != "session") throw bad_value(key, value, "call or session");
+      options.device_lock = value;
+    } else if (key == "device_timeout_ms") {
+      options.device_timeout_ms = parse_int(key, value, 1);
     } else if (key == "trace") {
-      options.trace = parse_flag(key, value);
+      parse_trace(key, value, options);
     } else if (key == "session_id") {
       options.session_id = value;
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + kValidKeys);
     }
   }
-  options.trace = options.trace || trace_from_env();
+  const char* env = std::getenv("ONEBIT_EP_TRACE");
+  if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
   return options;
-}
-
-bool trace_from_env() {
-  const char* value = std::getenv("ONEBIT_EP_TRACE");
-  return value != nullptr && *value != '\0' && std::string(value) != "0";
 }
 
 }  // namespace onebit

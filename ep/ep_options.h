@@ -8,22 +8,29 @@
 namespace onebit {
 
 struct EpOptions {
-  // Device to offload to: "auto" picks one if a backend finds one, "none" keeps everything on
-  // the host. This build has no device backend yet, so both run on the host.
+  // Offload device: "auto" takes a real NPU if a backend finds one (none in this build), "emu"
+  // the emulated array, "none" keeps everything on the host. ONEBIT_DEVICE overrides.
   std::string device = "auto";
-  // Calls with fewer rows than this never go to a device.
+  // Calls with fewer rows than this never go to the device (kDeviceMinRows).
   int64_t min_device_rows = 8;
+  // Where designs are cached; empty = the user's cache directory.
+  std::string designs_dir;
+  // A routes file from ep-probe --save-routes; empty = none.
+  std::string routes;
+  // Device lock: "call" (taken per call, default) or "session" (kept from the first call on).
+  std::string device_lock = "call";
+  // Longest wait for one call's launches before it falls back to the host.
+  int64_t device_timeout_ms = 30000;
   // Print the counter summary line to stderr when the session is released.
   bool trace = false;
+  // Also write per-call events there (Chrome trace-event JSON); empty = none.
+  std::string trace_file;
   // Names the session for hosts that read its counters (OnebitEp_GetCounters); empty = unnamed.
   std::string session_id;
 };
 
-// Parses `entries` (keys without the "ep.<name>." prefix). Unknown keys and bad values throw
-// std::invalid_argument with a message that names the key and lists what is valid.
+// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE.
+// Unknown keys and bad values throw std::invalid_argument naming the key and what is valid.
 EpOptions parse_ep_options(const std::map<std::string, std::string>& entries);
-
-// The environment switch ONEBIT_EP_TRACE: unset or "0" = off, anything else = on.
-bool trace_from_env();
 
 }  // namespace onebit

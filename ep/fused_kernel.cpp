@@ -77,6 +77,76 @@ void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job
 // Enough tasks to balance a few threads, few enough that each streams a long run of weights.
 constexpr int64_t kTasksPerCall = 16;
 
+void count_route(Counters& counters, RouteReason reason) {
+  switch (reason) {
+    case RouteReason::RowsPolicy: count(counters, Counter::HostRowsPolicy); break;
+    case RouteReason::Routes: count(counters, Counter::HostRoutes); break;
+    case RouteReason::DesignsFailed:
+    case RouteReason::Fallback: count(counters, Counter::DeviceFallbacks); break;
+    case RouteReason::Busy: count(counters, Counter::DeviceBusy); break;
+    case RouteReason::Device: count(counters, Counter::DeviceCalls); break;
+    case RouteReason::NoDevice: break;
+  }
+}
+
+void count_device_call(Counters& counters, const npu::CallStats& stats) {
+  count(counters, Counter::DeviceLaunches, stats.launches);
+  count(counters, Counter::ABytesSynced, stats.a_bytes_synced);
+  count(counters, Counter::CBytesSynced, stats.c_bytes_synced);
+  count(counters, stats.c_whole ? Counter::CSyncsWhole : Counter::CSyncsNarrowed);
+}
+
+// One batch entry: M rows against one packed weight, on the device when the route allows and
+// the device succeeds, else on the host; then the epilogue into y.
+void run_batch(FusedKernel& kernel, OrtKernelContext* context, const PackedWeights& w, const Activation& a,
+               int32_t* acc, void* y) {
+  SessionContext& session = kernel.session;
+  const GroupPlan& plan = kernel.plan;
+  const uint64_t start = trace_clock_us();
+  const PreparedActivation prepared = prepare_activation(a, plan.K);
+  const bool single = plan.weights.size() == 1;
+  RouteReason reason = single ? choose_route(session.device.get(), kernel.device, session.options, session.routes,
+                                             plan.K, plan.N, a.M)
+                              : RouteReason::NoDevice;
+  DeviceCallResult device_call;
+  if (reason == RouteReason::Device) {
+    device_call = run_on_device(*session.device, kernel.device, prepared, w, acc);
+    reason = device_call.reason;
+    if (reason == RouteReason::Fallback)
+      log(session.logger, ORT_LOGGING_LEVEL_WARNING, "onebit: " + plan.name + ": device call failed, ran on the host: " +
+                                                         device_call.error);
+  }
+  count_route(session.counters, reason);
+  if (reason == RouteReason::Device) {
+    count_device_call(session.counters, device_call.stats);
+    plan.epilogue.apply(acc, a.M, plan.N, y);
+  } else {
+    const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
+    const ColumnJob job{&plan, &w, &prepared, acc, y, per_task};
+    const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
+    check(ort().KernelContext_ParallelFor(context, run_column_task, tasks, 0, const_cast<ColumnJob*>(&job)));
+  }
+  const uint64_t elapsed = trace_clock_us() - start;
+  const bool on_device = reason == RouteReason::Device;
+  count(session.counters, on_device ? Counter::DeviceNs : Counter::HostNs, elapsed * 1000);
+  if (session.trace_file) {
+    TraceEvent event;
+    event.node = plan.name;
+    event.K = plan.K;
+    event.N = plan.N;
+    event.rows = a.M;
+    event.on_device = on_device;
+    event.reason = route_reason_name(reason);
+    event.start_us = start;
+    event.duration_us = elapsed;
+    event.launches = device_call.stats.launches;
+    event.a_bytes = device_call.stats.a_bytes_synced;
+    event.c_bytes = device_call.stats.c_bytes_synced;
+    event.c_whole = device_call.stats.c_whole;
+    session.trace_file->record(event);
+  }
+}
+
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
@@ -98,22 +168,17 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
     const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
     for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-      const PackedWeights& w = plan.weights[b];
       const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-      const PreparedActivation prepared = prepare_activation(a, plan.K);
-      const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
-      const ColumnJob job{&plan, &w, &prepared, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step, per_task};
-      const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
-      check(ort().KernelContext_ParallelFor(context, run_column_task, tasks, 0, const_cast<ColumnJob*>(&job)));
+      run_batch(kernel, context, plan.weights[b], a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
     }
-    kernel.session.qdq_runs++;
-    process_counters().qdq_runs++;
+    count(kernel.session.counters, Counter::QdqRuns);
   });
 }
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, Counters& s) : OrtNodeComputeInfo{}, plan(std::move(p)), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, GroupDevice d, SessionContext& s)
+    : OrtNodeComputeInfo{}, plan(std::move(p)), device(std::move(d)), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compute function of one fused group: validate the activation, gemm_q8, epilogue.
+// The compute function of one fused group: validate the activation, route the call to the
+// device or the host gemm_q8, run the shared epilogue, count.
 #pragma once
+#include "device_route.h"
 #include "group_plan.h"
 #include "ort_api.h"
-#include "session_counters.h"
+#include "session_context.h"
 
 namespace onebit {
 
 struct FusedKernel : OrtNodeComputeInfo {
-  FusedKernel(GroupPlan plan, Counters& session);
+  FusedKernel(GroupPlan plan, GroupDevice device, SessionContext& session);
 
   GroupPlan plan;
-  Counters& session;
+  GroupDevice device;  // the group's device leg (empty without a device)
+  SessionContext& session;
 };
 
 }  // namespace onebit

@@ -41,13 +41,13 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
           check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
           claimed.insert(nodes.begin(), nodes.end());
-          log(self(ep).logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
+          log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
           continue;
         } catch (const UnsupportedGroup& e) {
           reason = e.what();
         }
       }
-      log(self(ep).logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
+      log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
     }
   });
 }
@@ -77,11 +77,19 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
                                 OrtNodeComputeInfo** infos, OrtNode** ep_context_nodes) noexcept {
   for (size_t i = 0; i < count; ++i) infos[i] = nullptr;
   OrtStatus* status = guarded([&] {
+    SessionContext& session = self(ep).session;
     for (size_t i = 0; i < count; ++i) {
-      infos[i] = new FusedKernel(compile_group(graphs[i], fused_nodes[i]), self(ep).counters);
+      GroupPlan plan = compile_group(graphs[i], fused_nodes[i]);
+      GroupDevice device;
+      if (session.device && plan.weights.size() == 1) {
+        device = prepare_group_device(*session.device, plan.weights.front(), session.counters);
+        if (!device.failure.empty())
+          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+              "onebit: " + plan.name + ": no device designs, its calls run on the host: " + device.failure);
+      }
+      infos[i] = new FusedKernel(std::move(plan), std::move(device), session);
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
-      self(ep).counters.groups++;
-      process_counters().groups++;
+      onebit::count(session.counters, Counter::Groups);
     }
   });
   if (status != nullptr) {
@@ -99,18 +107,31 @@ void ORT_API_CALL release_infos(OrtEp*, OrtNodeComputeInfo** infos, size_t count
 
 }  // namespace
 
-OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{}, options(std::move(opts)), logger(log_to) {
+OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   ort_version_supported = ORT_API_VERSION;
   GetName = get_name;
   GetCapability = get_capability;
   Compile = compile;
   ReleaseNodeComputeInfos = release_infos;
-  publish_session_counters(options.session_id, &counters);
+  session.options = std::move(opts);
+  session.logger = log_to;
+  session.device = SessionDevice::open(session.options);
+  if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
+  if (!session.options.routes.empty()) session.routes = RoutesTable::load(session.options.routes);
+  if (!session.options.trace_file.empty()) session.trace_file = std::make_unique<TraceFile>(session.options.trace_file);
+  publish_session_counters(session.options.session_id, &session.counters);
 }
 
 OnebitEp::~OnebitEp() {
-  withdraw_session_counters(options.session_id);
-  if (options.trace) std::fprintf(stderr, "%s\n", counters.summary_line().c_str());
+  withdraw_session_counters(session.options.session_id);
+  if (session.trace_file) {
+    try {
+      session.trace_file->write(session.counters);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+  }
+  if (session.options.trace) std::fprintf(stderr, "%s\n", session.counters.summary_line().c_str());
 }
 
 }  // namespace onebit

@@ -3,7 +3,7 @@
 #pragma once
 #include "ep_options.h"
 #include "ort_api.h"
-#include "session_counters.h"
+#include "session_context.h"
 
 namespace onebit {
 
@@ -11,12 +11,12 @@ constexpr const char* kEpName = "OnebitExecutionProvider";
 
 class OnebitEp : public OrtEp {
  public:
+  // Opens the device the options choose and reads the routes file; throws
+  // std::invalid_argument naming what is wrong.
   OnebitEp(EpOptions options, const OrtLogger* logger);
   ~OnebitEp();
 
-  const EpOptions options;
-  const OrtLogger* const logger;
-  Counters counters;
+  SessionContext session;
 };
 
 }  // namespace onebit

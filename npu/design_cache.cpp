@@ -27,9 +27,10 @@ Status make_dirs(const std::string& dir) {
     const std::string prefix = dir.substr(0, pos);
     if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return io_error("mkdir " + prefix);
   }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return make_error(ErrorCode::kIo, dir + " is not a directory");
+  // open(O_DIRECTORY) rather than stat(): stat binds to glibc 2.33, and the EP must load on 2.28.
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::kIo, dir + " is not a directory");
+  ::close(fd);
   return {};
 }
 

@@ -285,7 +285,9 @@ class EmuDevice final : public Device {
     if (run == nullptr || run->owner != array_.get())
       return make_error(ErrorCode::kLaunch, "run does not belong to this emu device");
     std::unique_lock<std::mutex> lock(run->mutex);
-    if (!run->cv.wait_for(lock, timeout, [&] { return run->done; }))
+    // A system_clock deadline waits with pthread_cond_timedwait; steady_clock would bind to
+    // pthread_cond_clockwait (glibc 2.30+), and the EP must load on the glibc ORT needs (2.28).
+    if (!run->cv.wait_until(lock, std::chrono::system_clock::now() + timeout, [&] { return run->done; }))
       return make_error(ErrorCode::kTimeout, "run did not finish within " + std::to_string(timeout.count()) + " ms");
     return run->status;
   }

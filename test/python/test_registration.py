@@ -97,13 +97,20 @@ def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
         es.assert_exact(outs[0], ref[0], f"options {options}")
 
 
-def test_trace_line_counts_runs_and_groups(ep_lib, small_model):
-    """The line this build prints: `onebit: qdq runs=R groups=G` (device counters come with the device path)."""
+TRACE_KEYS = ["qdq runs", "groups", "host-rows policy", "host routes", "device fallbacks", "device-busy",
+              "device calls", "launches", "A bytes", "C bytes", "C syncs narrowed", "C syncs whole",
+              "designs built", "designs loaded", "designs failed", "host ns", "device ns"]
+
+
+def test_trace_line_names_every_counter(ep_lib, small_model):
+    """`onebit: qdq runs=R groups=G host-rows policy=0 ...`: every counter, in a fixed order."""
     model, feeds, _ = small_model
-    run = es.run_with_ep(model, [feeds] * 3)
+    run = es.run_with_ep(model, [feeds] * 3, options={"device": "none"})
     line = next(line for line in run.stderr.splitlines() if line.startswith("onebit:"))
-    assert line == "onebit: qdq runs=3 groups=1", line
-    assert run.counters == {"qdq runs": 3, "groups": 1}, line
+    assert list(run.counters) == TRACE_KEYS, line
+    assert run.counters["qdq runs"] == 3 and run.counters["groups"] == 1, line
+    assert run.counters["host ns"] > 0, line
+    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-2] + ["device ns"]), line
 
 
 def test_trace_off_prints_nothing(ep_lib, small_model, monkeypatch):

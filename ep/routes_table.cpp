@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "routes_table.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace onebit {
+
+RoutesTable RoutesTable::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("onebit: cannot read routes file '" + path + "'");
+  RoutesTable table;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream fields(line);
+    int64_t K = 0, N = 0, rows = 0;
+    std::string route, extra;
+    if (!(fields >> K)) continue;  // blank or comment-only line
+    const bool ok = (fields >> N >> rows >> route) && !(fields >> extra) && K > 0 && N > 0 && rows >= 0 &&
+                    (route == "host" || route == "device");
+    if (!ok)
+      throw std::invalid_argument("onebit: routes file '" + path + "' line " + std::to_string(number) +
+                                  ": expected 'K N rows host|device'");
+    table.set(K, N, rows, route == "device" ? Route::Device : Route::Host);
+  }
+  return table;
+}
+
+std::optional<Route> RoutesTable::route(int64_t K, int64_t N, int64_t M) const {
+  auto shape = routes_.find({K, N});
+  if (shape == routes_.end()) return std::nullopt;
+  auto above = shape->second.upper_bound(M);
+  if (above == shape->second.begin()) return std::nullopt;
+  return std::prev(above)->second;
+}
+
+}  // namespace onebit

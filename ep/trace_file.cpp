@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trace_file.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+namespace onebit {
+
+namespace {
+
+// "<stem>.json" for the first session writing `path` in this process, then "<stem>.2.json", ...
+std::string numbered_path(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, int> uses;
+  std::lock_guard lock(mutex);
+  const int n = ++uses[path];
+  if (n == 1) return path;
+  const bool json = path.size() > 5 && path.ends_with(".json");
+  return (json ? path.substr(0, path.size() - 5) : path) + "." + std::to_string(n) + ".json";
+}
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;  // names never need control characters
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+uint64_t trace_clock_us() {
+  static const auto origin = std::chrono::steady_clock::now();
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - origin).count());
+}
+
+void TraceFile::record(const TraceEvent& event) {
+  TraceEvent e = event;
+  e.thread = std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000;
+  std::lock_guard lock(mutex_);
+  if (events_.size() < kMaxEvents) events_.push_back(e);
+  else ++dropped_;
+}
+
+std::string TraceFile::write(const Counters& counters) const {
+  std::lock_guard lock(mutex_);
+  const std::string path = numbered_path(path_);
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw std::runtime_error("onebit: cannot write trace file '" + path + "'");
+  const auto pid = static_cast<long>(getpid());
+  out << "{\"traceEvents\":[";
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const TraceEvent& e = events_[i];
+    const std::string shape = std::to_string(e.K) + "x" + std::to_string(e.N);
+    out << (i ? ",\n" : "\n") << "{\"name\":" << quoted("gemm_q8 " + shape) << ",\"cat\":\""
+        << (e.on_device ? "device" : "host") << "\",\"ph\":\"X\",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
+        << ",\"pid\":" << pid << ",\"tid\":" << e.thread << ",\"args\":{\"node\":" << quoted(e.node)
+        << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
+        << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
+        << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
+        << (e.c_whole ? "true" : "false") << "}}";
+  }
+  out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_ << "}}\n";
+  if (!out) throw std::runtime_error("onebit: failed writing trace file '" + path + "'");
+  return path;
+}
+
+}  // namespace onebit

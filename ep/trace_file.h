@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-call events of one session, written at release as Chrome trace-event JSON (opens in
+// Perfetto / chrome://tracing; ep-trace summarises it).
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "session_counters.h"
+
+namespace onebit {
+
+struct TraceEvent {
+  std::string node;  // the group's name (a copy: the kernel may be gone when the file is written)
+  int64_t K = 0, N = 0, rows = 0;
+  bool on_device = false;
+  const char* reason = "";  // why this route: "device", "rows<min_device_rows", "routes", ...
+  uint64_t start_us = 0, duration_us = 0;
+  uint32_t launches = 0;
+  uint64_t a_bytes = 0, c_bytes = 0;
+  bool c_whole = false;
+  uint64_t thread = 0;  // set by record(): the thread that ran the call
+};
+
+// Microseconds on a clock shared by every event of the process.
+uint64_t trace_clock_us();
+
+class TraceFile {
+ public:
+  explicit TraceFile(std::string path) : path_(std::move(path)) {}
+
+  // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
+  void record(const TraceEvent& event);
+  // Writes the events and the counters; a second session of the process writing to the same
+  // path writes <stem>.2.json, and so on. Returns the path written, or throws on I/O errors.
+  std::string write(const Counters& counters) const;
+
+  static constexpr size_t kMaxEvents = 1'000'000;
+
+ private:
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::vector<TraceEvent> events_;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace onebit

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The device path through the EP, on the emulated array (device=emu): outputs equal the host
+route's bit for bit, every routing decision has its counter, syncs move exactly the bytes they
+should, failures end on the host with the right counter, and the trace file holds every call.
+
+Switches the npu runtime reads once per process (ONEBIT_NPU_FAIL) are tested in child processes."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import onnx
+import pytest
+
+import ep_session as es
+import qdq_models as qm
+import reference
+
+STACK_DIMS = (64, 128, 64, 32)  # three groups: 64x128, 128x64, 64x32
+SHAPES = list(zip(STACK_DIMS[:-1], STACK_DIMS[1:]))
+GROUPS = len(SHAPES)
+
+
+@pytest.fixture()
+def stack():
+    return qm.build_qdq_stack(dims=STACK_DIMS, float_output=False)
+
+
+@pytest.fixture()
+def isolated(tmp_path, monkeypatch):
+    """Own design cache and lock file for each test."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.delenv("ONEBIT_DEVICE", raising=False)
+    monkeypatch.delenv("NPU_NO_C_NARROW", raising=False)
+    monkeypatch.delenv("NPU_DBG", raising=False)
+    return {"designs_dir": str(tmp_path / "designs")}
+
+
+def feeds_for(rows_list, seed=5):
+    return [{"x_q": qm.random_activation(np.int8, (rows, STACK_DIMS[0]), seed=seed + rows)} for rows in rows_list]
+
+
+def host_outputs(model, feeds):
+    return es.run_with_ep(model, feeds, options={"device": "none"}).outputs
+
+
+def assert_same_outputs(actual, expected):
+    for a_run, e_run in zip(actual, expected, strict=True):
+        for a, e in zip(a_run, e_run, strict=True):
+            es.assert_exact(a, e)
+
+
+def test_emu_equals_host_and_counts_every_byte(ep_lib, stack, isolated):
+    rows_list = [1, 4, 7, 33, 36, 100]
+    feeds = feeds_for(rows_list)
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+    for f, outs in zip(feeds, run.outputs):
+        es.assert_exact(outs[0], reference.reference_run(es.level1_model(stack), f)[0])
+    c = run.counters
+    calls = GROUPS * len(rows_list)
+    assert c["qdq runs"] == calls and c["device calls"] == calls, c
+    assert c["host-rows policy"] == 0 and c["device fallbacks"] == 0 and c["device-busy"] == 0, c
+    assert c["A bytes"] == sum(rows * K for rows in rows_list for K, _ in SHAPES), c
+    assert c["C bytes"] == sum(rows * N * 4 for rows in rows_list for _, N in SHAPES), c
+    assert c["C syncs narrowed"] == calls and c["C syncs whole"] == 0, c
+    # Blocks of 32 and 4 rows: at least one launch a call, 36 rows = 32 + 4.
+    assert c["launches"] >= calls, c
+    assert c["designs built"] == 2 * GROUPS and c["designs loaded"] == 2 * GROUPS, c
+    assert c["designs failed"] == 0 and c["device ns"] > 0, c
+    # A second session finds the designs in the cache.
+    again = es.run_with_ep(stack, feeds[:1], options={"device": "emu", "min_device_rows": 1, **isolated})
+    assert again.counters["designs built"] == 0 and again.counters["designs loaded"] == 2 * GROUPS, again.counters
+
+
+def test_min_device_rows_boundary(ep_lib, stack, isolated):
+    feeds = feeds_for([7, 8])
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 8, **isolated})
+    assert run.counters["host-rows policy"] == GROUPS, run.counters  # the 7-row run
+    assert run.counters["device calls"] == GROUPS, run.counters  # the 8-row run
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
+def test_whole_c_syncs_give_identical_outputs(ep_lib, stack, isolated, monkeypatch):
+    feeds = feeds_for([5, 36])
+    monkeypatch.setenv("NPU_NO_C_NARROW", "1")
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
+    assert run.counters["C syncs whole"] == 2 * GROUPS and run.counters["C syncs narrowed"] == 0, run.counters
+    narrowed_bytes = sum(rows * N * 4 for rows in (5, 36) for _, N in SHAPES)
+    assert run.counters["C bytes"] > narrowed_bytes, run.counters
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
+def test_routes_file_keeps_listed_rows_on_the_host(ep_lib, stack, isolated, tmp_path):
+    routes = tmp_path / "routes.txt"
+    routes.write_text("# onebit routes v1\n64 128 1 host\n64 128 32 device\n128 64 1 device\n")
+    feeds = feeds_for([4, 40])
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, "routes": str(routes),
+                                                **isolated})
+    # 64x128: host at 4 rows (routes), device at 40; 128x64: device at both; 64x32 unlisted: device.
+    assert run.counters["host routes"] == 1 and run.counters["device calls"] == 2 * GROUPS - 1, run.counters
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
+def test_malformed_routes_file_fails_session_creation(ep_lib, stack, isolated, tmp_path):
+    routes = tmp_path / "routes.txt"
+    routes.write_text("64 128 1 host\n64 128 banana\n")
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, {"device": "emu", "routes": str(routes), **isolated})
+    assert str(routes) in str(info.value) and "line 2" in str(info.value), str(info.value)
+
+
+def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
+    trace = tmp_path / "trace.json"
+    feeds = feeds_for([2, 36])
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 8, "trace": str(trace),
+                                                **isolated})
+    data = json.loads(trace.read_text())
+    events = data["traceEvents"]
+    assert len(events) == run.counters["qdq runs"] == 2 * GROUPS
+    for e in events:
+        assert e["ph"] == "X" and e["dur"] >= 0 and e["name"] == f"gemm_q8 {e['args']['K']}x{e['args']['N']}"
+        assert (e["args"]["K"], e["args"]["N"]) in SHAPES
+    small = [e for e in events if e["args"]["rows"] == 2]
+    large = [e for e in events if e["args"]["rows"] == 36]
+    assert all(e["cat"] == "host" and e["args"]["reason"] == "rows<min_device_rows" for e in small)
+    assert all(e["cat"] == "device" and e["args"]["launches"] == 2 for e in large)  # 32 + 4
+    assert all(e["args"]["c_bytes"] == 36 * e["args"]["N"] * 4 for e in large)
+    assert data["otherData"]["onebit"]["device_calls"] == GROUPS
+    assert data["otherData"]["onebit"]["host_rows_policy"] == GROUPS
+
+
+def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack, isolated):
+    designs = pathlib.Path(isolated["designs_dir"])
+    designs.mkdir(parents=True)
+    (designs / "emu_64x128_m32.elf").write_bytes(b"\x7fELF" + b"\x00" * 60)  # truncated, wrong
+    feeds = feeds_for([9, 9, 9])
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
+    assert run.counters["designs failed"] == 1, run.counters  # once per session, not per call
+    assert run.counters["device fallbacks"] == 3, run.counters  # that group's three calls
+    assert run.counters["device calls"] == 3 * (GROUPS - 1), run.counters
+    assert "emu_64x128_m32.elf" in run.stderr or run.counters["designs failed"] == 1
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
+def test_device_busy_when_another_process_holds_the_array(ep_lib, stack, isolated, tmp_path):
+    lock = tmp_path / "onebit-npu.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import fcntl, sys, time
+            f = open({str(lock)!r}, "a")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            print("held", flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        feeds = feeds_for([12, 40])
+        run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
+        assert run.counters["device-busy"] == 2 * GROUPS and run.counters["device calls"] == 0, run.counters
+        assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+    finally:
+        holder.kill()
+        holder.wait()
+    # Released with its holder: the device takes calls again.
+    run = es.run_with_ep(stack, feeds_for([12]), options={"device": "emu", "min_device_rows": 1, **isolated})
+    assert run.counters["device calls"] == GROUPS and run.counters["device-busy"] == 0, run.counters
+
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np, onnx
+    sys.path.insert(0, {here!r})
+    import ep_session as es
+    model = onnx.load({model!r})
+    feeds = [dict(np.load({feeds!r}))]
+    run = es.run_with_ep(model, feeds, options={options!r})
+    np.savez({out!r}, *run.outputs[0])
+    print(json.dumps(run.counters))
+""")
+
+
+@pytest.mark.parametrize("failure", ["design", "launch", "timeout"])
+def test_injected_device_failures_end_on_the_host(ep_lib, stack, isolated, tmp_path, failure):
+    model_path, feeds_path, out_path = tmp_path / "m.onnx", tmp_path / "f.npz", tmp_path / "o.npz"
+    onnx.save(stack, model_path)
+    feeds = feeds_for([20])[0]
+    np.savez(feeds_path, **feeds)
+    options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": "200", "trace": "1", **isolated}
+    code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(model_path), feeds=str(feeds_path),
+                        options=options, out=str(out_path))
+    env = {**os.environ, "ONEBIT_NPU_FAIL": failure}
+    start = time.monotonic()
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert child.returncode == 0, child.stderr
+    counters = json.loads(child.stdout.strip().splitlines()[-1])
+    assert counters["device fallbacks"] == GROUPS and counters["device calls"] == 0, counters
+    if failure == "design":
+        assert counters["designs failed"] == GROUPS, counters
+    assert time.monotonic() - start < 60  # a stalled device costs one timeout per call, never a hang
+    outputs = np.load(out_path)
+    es.assert_exact(outputs["arr_0"], host_outputs(stack, [feeds])[0][0])
+
+
+def test_projection_stack_on_emu_equals_host(ep_lib, isolated):
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+    from python_demo import PROJECTIONS, projection_stack
+
+    model = projection_stack(1)
+    feeds = [{"x_q": np.random.default_rng(r).integers(-128, 128, (r, 1024), dtype=np.int8)} for r in (1, 36)]
+    run = es.run_with_ep(model, feeds, options={"device": "emu", "min_device_rows": 8, **isolated})
+    groups = len(PROJECTIONS)
+    assert run.counters["groups"] == groups and run.counters["qdq runs"] == groups * len(feeds), run.counters
+    assert run.counters["host-rows policy"] == groups and run.counters["device calls"] == groups, run.counters
+    assert_same_outputs(run.outputs, host_outputs(model, feeds))
+
+
+def test_bad_device_value_lists_the_choices(ep_lib, stack):
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, {"device": "npu"})
+    assert "auto, emu or none" in str(info.value), str(info.value)
