@@ -175,18 +175,19 @@ def model_files(layers: int, directory: pathlib.Path) -> dict[str, pathlib.Path]
     return paths
 
 
-def peak_rss_mib() -> float:
-    """This process's peak RSS (VmHWM; unlike ru_maxrss it is not inherited from the parent)."""
+def status_mib(field: str) -> float:
+    """A memory field of /proc/self/status in MiB: VmHWM = peak RSS (unlike ru_maxrss, not
+    inherited from the parent process), VmRSS = RSS now."""
     for line in pathlib.Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def run_model_arm(path: str, arm: str, rows: int, threads: int, warmup: int, repeat: int) -> dict:
     """One arm in this process: session, timed runs, peak RSS (and the RSS before the session: the
     interpreter with numpy, onnx and onnxruntime loaded, the same for every arm)."""
-    base_mib = peak_rss_mib()
+    base_mib = status_mib("VmHWM")
     t0 = time.perf_counter()
     sess = session(path, arm, threads)
     create_s = time.perf_counter() - t0
@@ -197,8 +198,8 @@ def run_model_arm(path: str, arm: str, rows: int, threads: int, warmup: int, rep
     else:
         feeds = {name: rng.integers(-128, 128, (rows, 1024), dtype=np.int8)}
     ms = time_runs(sess, feeds, warmup, repeat)
-    peak_mib = peak_rss_mib()
-    return {**summary(ms), "peak_rss_mib": peak_mib, "rss_before_session_mib": base_mib, "session_create_s": create_s}
+    return {**summary(ms), "peak_rss_mib": status_mib("VmHWM"), "rss_after_runs_mib": status_mib("VmRSS"),
+            "rss_before_session_mib": base_mib, "session_create_s": create_s}
 
 
 def bench_model(layers, rows_list, threads_list, warmup, repeat) -> list[dict]:
@@ -223,7 +224,7 @@ def bench_model(layers, rows_list, threads_list, warmup, repeat) -> list[dict]:
             results.append(row)
             print(f"threads={threads} rows={rows:3d}  "
                   + "  ".join(f"{k}: {row[k]['median_ms']:8.1f} ms ({row[k]['min_ms']:.1f}-{row[k]['max_ms']:.1f}) "
-                              f"rss {row[k]['peak_rss_mib']:.0f} MiB (base {row[k]['rss_before_session_mib']:.0f})" for k in ("onebit_qdq", "ort_qdq", "ort_fp32"))
+                              f"rss peak {row[k]['peak_rss_mib']:.0f} now {row[k]['rss_after_runs_mib']:.0f} MiB" for k in ("onebit_qdq", "ort_qdq", "ort_fp32"))
                   + f"  | x{row['ort_qdq']['median_ms'] / ours:.1f} vs ORT QDQ, x{row['ort_fp32']['median_ms'] / ours:.2f}"
                   f" vs fp32; {row['onebit_gbs']:.1f} GB/s, {row['onebit_gmacs']:.1f} GMAC/s", flush=True)
     return results
