@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters().
+// The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options).
 #include <napi.h>
 
 #include "inference_session.h"
 #include "js_error.h"
 #include "ort_runtime.h"
+#include "probe.h"
 
 namespace onebit::node {
 
@@ -42,6 +43,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("load", Napi::Function::New(env, load));
   exports.Set("createSession", Napi::Function::New(env, create_session));
   exports.Set("processCounters", Napi::Function::New(env, process_counters));
+  exports.Set("probe", Napi::Function::New(env, probe));
   exports.Set("InferenceSession", InferenceSession::define(env));
   return exports;
 }

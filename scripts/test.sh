@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs every test: license lines, C++ unit tests (ctest), cross-runtime Python tests (pytest).
+# Runs every test: license lines, C++ unit tests (ctest), the Node package (vitest), a smoke run
+# of the benchmark harness, and the cross-runtime Python tests (pytest, last: its summary line
+# closes the output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,13 +10,17 @@ cmake --build build/native
 bash scripts/check_spdx.sh
 ctest --test-dir build/native --output-on-failure
 
+# The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,
+# dtypes, concurrency, errors, CJS/ESM consumers, the packed package, onebit-run, device tools).
+npm run build:ts
+npm run prebuild
+npx vitest run  # the package finds its own EP library
+
 export ONEBIT_EP_LIB="$PWD/build/native/libonebit_ep.so"
 export ONEBIT_C_HOST="$PWD/build/native/onebit_c_host"
 export ONEBIT_ORT_LIB="$PWD/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-.venv/bin/python -m pytest test/python -q
 
-# The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,
-# dtypes, concurrency, errors, CJS/ESM consumers, the packed package, onebit-run).
-npm run build:ts
-npm run prebuild
-env -u ONEBIT_EP_LIB npx vitest run  # the package finds its own EP library
+# The benchmark harness on tiny sizes: it runs end to end (its numbers mean nothing).
+.venv/bin/python bench/bench_ort.py --smoke
+
+.venv/bin/python -m pytest test/python -q

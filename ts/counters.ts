@@ -6,6 +6,36 @@ export interface OnebitCounters {
   qdqRuns: number;
   /** Fused groups the EP compiled for the session (quantized MatMul groups it claimed). */
   groups: number;
+  /** Calls kept on the host because they had fewer rows than minDeviceRows. */
+  hostRowsPolicy: number;
+  /** Calls kept on the host by the routes table (option routes). */
+  hostRoutes: number;
+  /** Calls meant for the device that ran on the host after a device error (results still exact). */
+  deviceFallbacks: number;
+  /** Calls that found the device held by another process and ran on the host. */
+  deviceBusy: number;
+  /** Calls that ran on the device. */
+  deviceCalls: number;
+  /** Device launches (a call of 36 rows is one m32 and one m4 launch). */
+  deviceLaunches: number;
+  /** Activation bytes synced to the device. */
+  aBytesSynced: number;
+  /** Accumulator bytes synced back from the device. */
+  cBytesSynced: number;
+  /** C syncs of only the rows read (rows × N × 4 bytes). */
+  cSyncsNarrowed: number;
+  /** C syncs of the whole buffer (NPU_NO_C_NARROW=1 or NPU_DBG=1). */
+  cSyncsWhole: number;
+  /** Designs generated and written to the design cache. */
+  designsBuilt: number;
+  /** Designs loaded onto the device. */
+  designsLoaded: number;
+  /** Shapes whose designs could not be had; their calls run on the host. */
+  designsFailed: number;
+  /** Nanoseconds in host calls (gemm_q8 + epilogue). */
+  hostNs: number;
+  /** Nanoseconds in device calls (upload, launches, syncs, epilogue). */
+  deviceNs: number;
   /** Counters a newer EP library reports that this version does not name yet. */
   [counter: string]: number;
 }
@@ -14,8 +44,18 @@ function camelCase(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
+// Every counter this version names, in the EP's order: 0 until the EP reports it (an EP library
+// without a device path reports only the first two).
+const KNOWN = [
+  'qdqRuns', 'groups', 'hostRowsPolicy', 'hostRoutes', 'deviceFallbacks', 'deviceBusy', 'deviceCalls', 'deviceLaunches',
+  'aBytesSynced', 'cBytesSynced', 'cSyncsNarrowed', 'cSyncsWhole', 'designsBuilt', 'designsLoaded', 'designsFailed',
+  'hostNs', 'deviceNs',
+] as const;
+
+/** The snake_case counter names of the EP (`qdq_runs`, ...) as typed camelCase counters. */
 export function toCounters(raw: Record<string, number>): OnebitCounters {
-  const counters: Record<string, number> = { qdqRuns: 0, groups: 0 };
+  const counters: Record<string, number> = {};
+  for (const name of KNOWN) counters[name] = 0;
   for (const [name, value] of Object.entries(raw)) counters[camelCase(name)] = value;
   return counters as OnebitCounters;
 }

@@ -2,7 +2,7 @@
 // onebit-ep: the onebit execution provider for onnxruntime-node. Importing this module registers
 // the 'onebit' backend; use the standard onnxruntime-node API with executionProviders: ['onebit'].
 export { onebit } from './onebit.js';
-export type { OnebitOptions, OnebitExecutionProviderOption } from './options.js';
+export type { OnebitOptions, OnebitExecutionProviderOption, OnebitDevice, OnebitDeviceLock } from './options.js';
 export { validateOnebitOptions } from './options.js';
 export type { OnebitCounters } from './counters.js';
 export type { RuntimeInfo } from './native.js';
@@ -18,3 +18,7 @@ export {
   OnebitSessionDisposedError,
   type OnebitErrorCode,
 } from './errors.js';
+export { probe, validateProbeOptions } from './probe.js';
+export type { ProbeOptions, ProbeResult, ProbeRowsResult, DeviceRowsTiming, Spread } from './probe.js';
+export { parseRoutes, formatRoutes, routeFor, RoutesFileError, type Route, type RouteEntry } from './routes.js';
+export { readTrace, summarizeTrace, TraceFileError, type TraceCall, type TraceGroupSummary, type TraceSummary } from './trace.js';

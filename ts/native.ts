@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { OnebitLibraryError, fromNativeError } from './errors.js';
+import type { NativeProbeOptions, ProbeResult } from './probe.js';
 import type { NativeSessionConfig } from './session_options.js';
 
 export interface NativeValueMetadata {
@@ -53,6 +54,7 @@ interface NativeAddon {
   load(ortLibraryPath: string, epLibraryPath: string): RuntimeInfo;
   createSession(model: string | Uint8Array, config: NativeSessionConfig): Promise<NativeSession>;
   processCounters(): Record<string, number>;
+  probe(options: NativeProbeOptions): Promise<ProbeResult>;
 }
 
 const packageRoot = path.join(__dirname, '..');
@@ -90,6 +92,13 @@ export function ortLibraryPath(): string {
   if (!existsSync(file))
     throw new OnebitLibraryError('ONEBIT_EP_LIBRARY', `onnxruntime-node has no ORT library at ${file}: reinstall onnxruntime-node`);
   return file;
+}
+
+/** The addon alone, without ORT or the EP library (the probes need neither). */
+export function loadAddon(): NativeAddon {
+  if (addon) return addon;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(addonPath()) as NativeAddon;
 }
 
 /** Loads the addon, ORT and our EP once per process; later calls return the same runtime. */

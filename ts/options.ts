@@ -1,15 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
 // OnebitOptions: the EP's provider options, typed and validated before ORT sees them.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+
 import { OnebitOptionError } from './errors.js';
+
+export type OnebitDevice = 'auto' | 'emu' | 'none';
+export type OnebitDeviceLock = 'call' | 'session';
 
 /** Options of the `onebit` execution provider (the EP's provider options, camel-cased). */
 export interface OnebitOptions {
-  /** Offload device: 'auto' uses one if found, 'none' keeps everything on the host CPU. Default 'auto'. */
-  device?: 'auto' | 'none';
+  /**
+   * Offload device: 'auto' uses an NPU if a backend finds one (this build has none), 'emu' the
+   * emulated array (tests, development), 'none' keeps everything on the host CPU. Default 'auto'.
+   * The environment variable ONEBIT_DEVICE overrides it inside the EP.
+   */
+  device?: OnebitDevice;
   /** Calls with fewer rows than this never go to a device. Integer >= 0, default 8. */
   minDeviceRows?: number;
-  /** Print the EP's counter line to stderr when the session is released. Default false. */
-  trace?: boolean;
+  /** Directory of the design cache. Default: onebit-ep/designs under the user's cache directory. */
+  designsDir?: string;
+  /** A routes file written by `ep-probe --save-routes`: per shape and rows, host or device. */
+  routes?: string;
+  /** When the device lock is taken: per 'call' (default; the array is free between calls) or per 'session'. */
+  deviceLock?: OnebitDeviceLock;
+  /** How long one device call may take before it is cancelled and run on the host. Integer > 0, default 30000. */
+  deviceTimeoutMs?: number;
+  /**
+   * true: print the EP's counter line to stderr when the session is released. A string: also
+   * write per-call events to that file as Chrome trace-event JSON (read it with `ep-trace`).
+   * Default false.
+   */
+  trace?: boolean | string;
 }
 
 /** The entry for `executionProviders`: `{ name: 'onebit', ...OnebitOptions }`. */
@@ -19,15 +41,34 @@ export interface OnebitExecutionProviderOption extends OnebitOptions {
 
 export const BACKEND_NAME = 'onebit';
 
-const VALID_KEYS = ['device', 'minDeviceRows', 'trace'] as const;
-const DEVICES = ['auto', 'none'];
+const VALID_KEYS = ['device', 'minDeviceRows', 'trace', 'designsDir', 'routes', 'deviceLock', 'deviceTimeoutMs'] as const;
+const DEVICES: readonly string[] = ['auto', 'emu', 'none'];
+const DEVICE_LOCKS: readonly string[] = ['call', 'session'];
 
 // The EP's own spelling of each key, for users who copied them from the C/Python docs.
-const EP_SPELLING: Record<string, string> = { min_device_rows: 'minDeviceRows' };
+const EP_SPELLING: Record<string, string> = {
+  min_device_rows: 'minDeviceRows',
+  designs_dir: 'designsDir',
+  device_lock: 'deviceLock',
+  device_timeout_ms: 'deviceTimeoutMs',
+};
 
 function suggestion(key: string): string {
   const known = EP_SPELLING[key] ?? VALID_KEYS.find((k) => k.toLowerCase() === key.toLowerCase().replace(/[_-]/g, ''));
   return known ? ` (did you mean '${known}'?)` : '';
+}
+
+function nonEmptyPath(key: string, value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new OnebitOptionError(`onebit option ${key}=${JSON.stringify(value)} is invalid: use the path of ${what}`);
+  if (value.includes('\0')) throw new OnebitOptionError(`onebit option ${key} contains a NUL character`);
+  // Absolute, so the EP (which may resolve relative paths elsewhere) reads what the caller meant.
+  return path.resolve(value);
+}
+
+// A trace file path must look like one, so a typo such as trace: 'yes' is not taken for a file name.
+function looksLikeTracePath(value: string): boolean {
+  return path.isAbsolute(value) || value.startsWith('./') || value.startsWith('../') || (value.length > 5 && value.endsWith('.json'));
 }
 
 /** Checks the options of our `executionProviders` entry; throws OnebitOptionError saying what is valid. */
@@ -39,15 +80,37 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
     if (key === 'name') continue;
     if (key === 'device') {
       if (!DEVICES.includes(value as string))
-        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use 'auto' or 'none'`);
-      options.device = value as 'auto' | 'none';
+        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use 'auto', 'emu' or 'none'`);
+      options.device = value as OnebitDevice;
     } else if (key === 'minDeviceRows') {
       if (!Number.isSafeInteger(value) || (value as number) < 0)
         throw new OnebitOptionError(`onebit option minDeviceRows=${JSON.stringify(value)} is invalid: use an integer >= 0`);
       options.minDeviceRows = value as number;
+    } else if (key === 'designsDir') {
+      const dir = nonEmptyPath(key, value, 'a directory for the design cache');
+      if (existsSync(dir) && !statSync(dir).isDirectory())
+        throw new OnebitOptionError(`onebit option designsDir=${JSON.stringify(value)} is invalid: ${dir} exists and is not a directory`);
+      options.designsDir = dir;
+    } else if (key === 'routes') {
+      const file = nonEmptyPath(key, value, 'a routes file written by ep-probe --save-routes');
+      if (!existsSync(file))
+        throw new OnebitOptionError(`onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`);
+      options.routes = file;
+    } else if (key === 'deviceLock') {
+      if (!DEVICE_LOCKS.includes(value as string))
+        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use 'call' or 'session'`);
+      options.deviceLock = value as OnebitDeviceLock;
+    } else if (key === 'deviceTimeoutMs') {
+      if (!Number.isSafeInteger(value) || (value as number) < 1)
+        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds > 0`);
+      options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
-      if (typeof value !== 'boolean') throw new OnebitOptionError(`onebit option trace=${JSON.stringify(value)} is invalid: use true or false`);
-      options.trace = value;
+      if (typeof value === 'boolean') options.trace = value;
+      else if (typeof value === 'string' && looksLikeTracePath(value)) options.trace = nonEmptyPath(key, value, 'the trace file to write');
+      else
+        throw new OnebitOptionError(
+          `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (absolute, starting with ./ or ../, or ending in .json)`,
+        );
     } else {
       throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${VALID_KEYS.join(', ')}`);
     }
@@ -60,6 +123,10 @@ export function providerOptions(options: OnebitOptions): [string, string][] {
   const pairs: [string, string][] = [];
   if (options.device !== undefined) pairs.push(['device', options.device]);
   if (options.minDeviceRows !== undefined) pairs.push(['min_device_rows', String(options.minDeviceRows)]);
-  if (options.trace !== undefined) pairs.push(['trace', options.trace ? '1' : '0']);
+  if (options.designsDir !== undefined) pairs.push(['designs_dir', options.designsDir]);
+  if (options.routes !== undefined) pairs.push(['routes', options.routes]);
+  if (options.deviceLock !== undefined) pairs.push(['device_lock', options.deviceLock]);
+  if (options.deviceTimeoutMs !== undefined) pairs.push(['device_timeout_ms', String(options.deviceTimeoutMs)]);
+  if (options.trace !== undefined) pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
   return pairs;
 }

@@ -17,9 +17,9 @@ describe('option errors', () => {
   it.each([
     [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, trace/],
     [{ name: 'onebit', min_device_rows: 4 }, /did you mean 'minDeviceRows'/],
-    [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto' or 'none'/],
+    [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto', 'emu' or 'none'/],
     [{ name: 'onebit', minDeviceRows: -1 }, /minDeviceRows=-1 is invalid: use an integer >= 0/],
-    [{ name: 'onebit', trace: 'yes' }, /trace="yes" is invalid: use true or false/],
+    [{ name: 'onebit', trace: 'yes' }, /trace="yes" is invalid: use true, false, or a trace file path/],
   ])('%j', async (entry, message) => {
     const attempt = ort.InferenceSession.create(group.bytes, { executionProviders: [entry as never] });
     await expect(attempt).rejects.toThrow(pkg.OnebitOptionError);

@@ -75,6 +75,18 @@ describe('packed package in a fresh consumer', () => {
       env: { ...process.env, ...ownLibrary, ONEBIT_CACHE_DIR: path.join(consumer, 'cache') },
     });
     expect(ran.status).toBe(0);
-    expect(JSON.parse(ran.stdout).counters).toEqual({ qdqRuns: 7, groups: 7 });
+    expect(JSON.parse(ran.stdout).counters).toMatchObject({ qdqRuns: 7, groups: 7, deviceCalls: 0 });
+  });
+
+  it('ships ep-probe and ep-trace as bins', () => {
+    const probe = spawnSync(path.join(consumer, 'node_modules', '.bin', 'ep-probe'), ['--shape', '16x8', '--rows', '2', '--repeat', '1', '--device', 'none', '--json'], {
+      cwd: consumer,
+      encoding: 'utf8',
+    });
+    expect(probe.status).toBe(0);
+    expect(JSON.parse(probe.stdout).rows.map((r: { rows: number }) => r.rows)).toEqual([2]);
+    const trace = spawnSync(path.join(consumer, 'node_modules', '.bin', 'ep-trace'), [path.join(consumer, 'missing.json')], { cwd: consumer, encoding: 'utf8' });
+    expect(trace.status).toBe(1);
+    expect(trace.stderr).toMatch(/no such trace file/);
   });
 });

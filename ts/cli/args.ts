@@ -14,7 +14,7 @@ options:
   --warmup N         untimed runs before timing (default 1)
   --repeat N         timed runs per length and EP (default 5)
   --threads N        ORT intra-op threads for both EPs (default 1)
-  --device auto|none the EP's offload device (default auto)
+  --device auto|emu|none  the EP's offload device (default auto; emu: the emulated array)
   --layers N         layers of the default model (default 2; 28 = the full 196 groups)
   --json             print one JSON object instead of the table
   --help             print this text`;
@@ -28,7 +28,7 @@ export interface RunArgs {
   warmup: number;
   repeat: number;
   threads: number;
-  device: 'auto' | 'none';
+  device: 'auto' | 'emu' | 'none';
   layers: number;
   json: boolean;
   help: boolean;
@@ -61,7 +61,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
       }
       case '--device': {
         const device = value();
-        if (device !== 'auto' && device !== 'none') throw new UsageError(`--device takes auto or none, got '${device ?? ''}'`);
+        if (device !== 'auto' && device !== 'emu' && device !== 'none') throw new UsageError(`--device takes auto, emu or none, got '${device ?? ''}'`);
         args.device = device;
         break;
       }

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// The EP's device path from Node, on the emulated array: a one-layer projection stack (7 QDQ
+// groups) with device 'emu' gives exactly the host run's outputs, its counters add up, a routes
+// file keeps the shapes it says on the host, and ep-trace summarises the trace file it wrote.
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { PROJECTIONS, projectionStack } from '../../ts/model/projection_stack.js';
+import { int8Input } from './helpers/models.js';
+import { ort, pkg, repoRoot, runNode } from './helpers/package.js';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-device-'));
+const stack = projectionStack(1);
+const groups = PROJECTIONS.length;
+const rowsList = [1, 4, 36]; // 1 and 4 rows: one m4 launch; 36 = m32 + m4
+const launchesPerGroup = 1 + 1 + 2;
+const designsDir = path.join(tmp, 'designs');
+const saved: Record<string, string | undefined> = {};
+
+function feedsFor(rows: number): Record<string, Tensor> {
+  return { [stack.inputName]: new ort.Tensor('int8', int8Input(rows * 1024, rows), [rows, 1024]) };
+}
+
+async function runAll(options: Record<string, unknown>): Promise<{ outputs: Record<string, Tensor>[]; counters: ReturnType<typeof pkg.onebit.counters> }> {
+  const session = await ort.InferenceSession.create(stack.bytes, {
+    executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig],
+    intraOpNumThreads: 1,
+  });
+  const outputs: Record<string, Tensor>[] = [];
+  for (const rows of rowsList) outputs.push((await session.run(feedsFor(rows))) as Record<string, Tensor>);
+  await session.release();
+  return { outputs, counters: pkg.onebit.counters(session) };
+}
+
+beforeAll(() => {
+  // A private device lock (the EP opens it under XDG_RUNTIME_DIR) and no debugging override.
+  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG']) saved[key] = process.env[key];
+  process.env.XDG_RUNTIME_DIR = tmp;
+  for (const key of ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG']) delete process.env[key];
+});
+
+afterAll(() => {
+  for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
+  else process.env[key] = value;
+});
+
+describe('device path (emu) through the Node API', () => {
+  it('runs every call on the device, bit-identical to the host, with counters and a trace file', async () => {
+    const trace = path.join(tmp, 'trace.json');
+    const device = await runAll({ device: 'emu', minDeviceRows: 1, trace, designsDir });
+    const host = await runAll({ device: 'none' });
+
+    for (const [i, run] of device.outputs.entries())
+      for (const [name, tensor] of Object.entries(run)) {
+        expect(tensor.dims, name).toEqual(host.outputs[i][name].dims);
+        expect(Buffer.from((tensor.data as Int8Array).buffer).equals(Buffer.from((host.outputs[i][name].data as Int8Array).buffer)), `${name} rows ${rowsList[i]}`).toBe(true);
+      }
+
+    const calls = groups * rowsList.length;
+    const sumRows = rowsList.reduce((a, b) => a + b, 0);
+    const sumK = PROJECTIONS.reduce((s, p) => s + p.k, 0);
+    const sumN = PROJECTIONS.reduce((s, p) => s + p.n, 0);
+    expect(device.counters).toMatchObject({
+      qdqRuns: calls,
+      groups,
+      deviceCalls: calls, // = groups x runs: every call went to the device
+      deviceLaunches: groups * launchesPerGroup,
+      hostRowsPolicy: 0,
+      hostRoutes: 0,
+      deviceFallbacks: 0,
+      deviceBusy: 0,
+      aBytesSynced: sumRows * sumK,
+      cBytesSynced: sumRows * sumN * 4,
+      cSyncsNarrowed: calls,
+      cSyncsWhole: 0,
+      designsBuilt: 2 * 5, // m32 and m4 for each of the 5 distinct shapes
+      designsFailed: 0,
+    });
+    expect(device.counters.designsLoaded).toBeGreaterThanOrEqual(2 * 5);
+    expect(device.counters.deviceNs).toBeGreaterThan(0);
+    expect(host.counters).toMatchObject({ qdqRuns: calls, groups, deviceCalls: 0, deviceLaunches: 0, aBytesSynced: 0 });
+
+    // The trace file, written at release, summarised by ep-trace.
+    expect(existsSync(trace)).toBe(true);
+    const ran = runNode([path.join(repoRoot, 'dist', 'cli', 'ep_trace.js'), trace, '--json']);
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    const summary = JSON.parse(ran.stdout);
+    expect(summary.events).toBe(calls);
+    const byShape = new Map<string, number>();
+    for (const p of PROJECTIONS) byShape.set(`${p.k}x${p.n}`, (byShape.get(`${p.k}x${p.n}`) ?? 0) + 1);
+    expect(summary.groups.map((g: { shape: string; route: string; calls: number; rowsTotal: number; launches: number; aBytes: number; reasons: object }) => [g.shape, g.route, g.calls, g.rowsTotal, g.launches, g.aBytes, g.reasons])).toEqual(
+      [...byShape.entries()]
+        .map(([shape, n]) => {
+          const k = Number(shape.split('x')[0]);
+          return [shape, 'device', n * rowsList.length, n * sumRows, n * launchesPerGroup, n * sumRows * k, { device: n * rowsList.length }];
+        })
+        .sort((a, b) => {
+          const [ak, an] = (a[0] as string).split('x').map(Number);
+          const [bk, bn] = (b[0] as string).split('x').map(Number);
+          return ak - bk || an - bn;
+        }),
+    );
+    expect(summary.counters).toMatchObject({ qdqRuns: calls, deviceCalls: calls, deviceLaunches: groups * launchesPerGroup });
+  });
+
+  it('keeps the shapes a routes file gives to the host on the host', async () => {
+    const routes = path.join(tmp, 'routes.txt');
+    writeFileSync(routes, '# q projection: host from 1 row, down projection: device from 32 rows\n1024 2048 1 host\n3072 1024 32 device\n3072 1024 1 host\n');
+    const run = await runAll({ device: 'emu', minDeviceRows: 1, routes, designsDir });
+    // q: host for every call (3); down: host at 1 and 4 rows, device at 36 (2); the rest: device.
+    expect(run.counters).toMatchObject({ qdqRuns: groups * 3, hostRoutes: 3 + 2, deviceCalls: groups * 3 - 5, deviceFallbacks: 0 });
+  });
+});

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// ep-probe on a small shape: output fields, the JSON schema, exactness, routes files (not timings).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { pkg, repoRoot, runNode } from './helpers/package.js';
+
+const cli = path.join(repoRoot, 'dist', 'cli', 'ep_probe.js');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-probe-'));
+// A private design cache and device lock: never the user's, never another test file's.
+const env = { XDG_RUNTIME_DIR: tmp, XDG_CACHE_HOME: path.join(tmp, 'cache'), ONEBIT_DEVICE: '' };
+const small = ['--shape', '64x48', '--rows', '1,4,36', '--repeat', '3'];
+
+interface SpreadJson {
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+}
+
+function expectSpread(s: SpreadJson, extra: string[] = []): void {
+  expect(Object.keys(s).sort()).toEqual(['maxMs', 'medianMs', 'minMs', ...extra].sort());
+  expect(s.minMs).toBeGreaterThanOrEqual(0);
+  expect(s.minMs).toBeLessThanOrEqual(s.medianMs);
+  expect(s.medianMs).toBeLessThanOrEqual(s.maxMs);
+}
+
+function probeJson(args: string[]) {
+  const ran = runNode([cli, ...args, '--json'], repoRoot, env);
+  expect(ran.stderr).toBe('');
+  expect(ran.status).toBe(0);
+  return JSON.parse(ran.stdout);
+}
+
+describe('ep-probe', () => {
+  it('prints the JSON document: shape, device, per-rows host and device timings, exact', () => {
+    const report = probeJson(small);
+    expect(Object.keys(report).sort()).toEqual(
+      ['K', 'N', 'device', 'deviceTimings', 'hostKernel', 'hostThreads', 'repeat', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
+    );
+    expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null });
+    expect(['avx2', 'portable']).toContain(report.hostKernel);
+    expect(report.device).toMatchObject({
+      requested: 'emu',
+      selected: 'emu',
+      reason: 'option device=emu',
+      name: 'emu',
+      emulated: true,
+      error: null,
+      designsDir: path.join(tmp, 'cache', 'onebit-ep', 'designs'),
+      designsBuilt: 2, // m32 and m4, into the fresh cache
+      designsLoaded: 2,
+    });
+    expect(report.device.weightBytes).toBeGreaterThanOrEqual(64 * 48);
+    expect(report.rows.map((r: { rows: number }) => r.rows)).toEqual([1, 4, 36]);
+    const launches = [1, 1, 2]; // 1 and 4 rows: one m4 launch; 36 = m32 + m4
+    report.rows.forEach((r: Record<string, any>, i: number) => {
+      expect(Object.keys(r).sort()).toEqual(['device', 'exact', 'host', 'ratio', 'route', 'rows']);
+      expectSpread(r.host);
+      expectSpread(r.device, ['aBytes', 'breakdown', 'cBytes', 'cWhole', 'launches', 'paddedRows']);
+      for (const part of ['upload', 'launchWait', 'cSync', 'epilogue']) expectSpread(r.device.breakdown[part]);
+      expect(r.device).toMatchObject({ launches: launches[i], aBytes: r.rows * 64, cBytes: r.rows * 48 * 4, cWhole: false });
+      expect(r.device.paddedRows).toBe(i === 0 ? 3 : 0);
+      expect(r.exact).toBe(true);
+      expect(r.ratio).toBeCloseTo(r.host.medianMs / r.device.medianMs, 9);
+      expect(r.route).toBe(r.device.medianMs < r.host.medianMs ? 'device' : 'host');
+    });
+    // The second probe of the shape reads the designs the first one cached.
+    expect(probeJson(small).device).toMatchObject({ designsBuilt: 0, designsLoaded: 2 });
+  });
+
+  it('prints the rows table with the breakdown, labelled as emulated', () => {
+    const ran = runNode([cli, ...small], repoRoot, env);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
+    expect(ran.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/);
+    for (const [rows, launches] of [[1, 1], [4, 1], [36, 2]])
+      expect(ran.stdout).toMatch(new RegExp(`^ +${rows}  [\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+x( +[\\d.]+){4} +${launches} +true +(host|device)$`, 'm'));
+    expect(ran.stdout).toMatch(/Emulated timings measure the emulator, not an NPU/);
+  });
+
+  it('--device none prints the host column only', () => {
+    const report = probeJson([...small, '--device', 'none']);
+    expect(report.deviceTimings).toBeNull();
+    expect(report.device).toMatchObject({ requested: 'none', selected: 'none', error: null, designsLoaded: 0 });
+    for (const r of report.rows) {
+      expectSpread(r.host);
+      expect(r).toMatchObject({ device: null, ratio: null, exact: null, route: 'host' });
+    }
+    const text = runNode([cli, ...small, '--device', 'none'], repoRoot, env);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/^rows {2}host ms$/m);
+    expect(text.stdout).not.toMatch(/emulated|EMULATED/);
+  });
+
+  it('--save-routes writes the faster route per rows and merges with other shapes', () => {
+    const file = path.join(tmp, 'routes.txt');
+    writeFileSync(file, '# onebit routes v1\n# 1024x2048 from an earlier probe\n1024 2048 1 host\n1024 2048 32 device\n64 48 8 device\n');
+    const first = probeJson([...small, '--save-routes', file]);
+    expect(first.routesFile).toBe(file);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const ours = first.rows.map((r: { rows: number; route: string }) => `64 48 ${r.rows} ${r.route}`);
+    expect(lines).toEqual([
+      '# onebit routes v1: K N rows route (host|device); the largest listed rows <= M decides',
+      expect.stringMatching(/^# 64x48 from ep-probe on emu \(emulated timings\), 3 calls per rows, \d{4}-\d\d-\d\d$/),
+      ...ours, // the old '64 48 8 device' line is replaced, not kept
+      '# 1024x2048 from an earlier probe',
+      '1024 2048 1 host',
+      '1024 2048 32 device',
+    ]);
+    // Another shape is added; probing 64x48 again replaces its lines, never duplicates them.
+    probeJson(['--shape', '16x8', '--rows', '2', '--repeat', '1', '--save-routes', file]);
+    const again = probeJson([...small, '--save-routes', file]);
+    const data = readFileSync(file, 'utf8').split('\n').filter((l) => /^\d/.test(l));
+    expect(data).toEqual([
+      expect.stringMatching(/^16 8 2 (host|device)$/),
+      ...again.rows.map((r: { rows: number; route: string }) => `64 48 ${r.rows} ${r.route}`),
+      '1024 2048 1 host',
+      '1024 2048 32 device',
+    ]);
+    // What was written parses back to the same routes.
+    expect(pkg.parseRoutes(readFileSync(file, 'utf8')).entries).toHaveLength(6);
+    expect(pkg.routeFor(pkg.parseRoutes(readFileSync(file, 'utf8')).entries, 1024, 2048, 40)).toBe('device');
+    expect(pkg.routeFor(pkg.parseRoutes(readFileSync(file, 'utf8')).entries, 1024, 2048, 31)).toBe('host');
+  });
+
+  it('refuses to overwrite a malformed routes file, and to save without device timings', () => {
+    const file = path.join(tmp, 'bad-routes.txt');
+    writeFileSync(file, '64 48 one host\n');
+    const bad = runNode([cli, ...small, '--save-routes', file], repoRoot, env);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/bad-routes.txt:1: expected 'K N rows host\|device' with positive integers, got '64 48 one host'/);
+    expect(readFileSync(file, 'utf8')).toBe('64 48 one host\n');
+    const none = runNode([cli, ...small, '--device', 'none', '--save-routes', path.join(tmp, 'none.txt')], repoRoot, env);
+    expect(none.status).toBe(1);
+    expect(none.stderr).toMatch(/--save-routes needs device timings for every rows value; device none: nothing saved/);
+  });
+
+  it('says what is wrong with its arguments', () => {
+    const cases: [string[], RegExp][] = [
+      [[], /--shape KxN is required/],
+      [['--shape', '64by48'], /--shape takes KxN, e.g. 1024x2048, got '64by48'/],
+      [['--shape', '64x48', '--rows', '1,0'], /--rows needs an integer >= 1, got '0'/],
+      [['--shape', '64x48', '--device', 'xrt'], /--device takes emu, auto or none, got 'xrt'/],
+      [['--shape', '64x48', '--fast'], /unknown argument --fast/],
+    ];
+    for (const [args, message] of cases) {
+      const ran = runNode([cli, ...args], repoRoot, env);
+      expect(ran.status).toBe(2);
+      expect(ran.stderr).toMatch(message);
+    }
+    const tooDeep = runNode([cli, '--shape', '40000x8'], repoRoot, env);
+    expect(tooDeep.status).toBe(1);
+    expect(tooDeep.stderr).toMatch(/probe option K=40000 is invalid: use an integer in 1..33025/);
+    expect(runNode([cli, '--help']).stdout).toMatch(/^usage: ep-probe --shape KxN/);
+  });
+
+  it('the API resolves off the JS thread with the same result structure', async () => {
+    const result = await pkg.probe({ K: 33, N: 7, rows: [3], repeat: 2, device: 'emu', designsDir: path.join(tmp, 'api-designs'), lockPath: path.join(tmp, 'api.lock') });
+    expect(result.rows[0]).toMatchObject({ rows: 3, exact: true });
+    expect(result.rows[0].device?.launches).toBe(1);
+    await expect(pkg.probe({ K: 8, N: 8, device: 'gpu' as never })).rejects.toThrow(/device="gpu" is invalid: use 'auto', 'emu' or 'none'/);
+  });
+});

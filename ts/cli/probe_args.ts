@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
+import { UsageError } from './args.js';
+
+export const PROBE_USAGE = `usage: ep-probe --shape KxN [options]
+
+Times one int8 GEMM shape per call on the host (prepare + gemm_q8 on one thread + epilogue) and
+through the whole device path (A upload + sync, launches + wait, C sync, host epilogue), as
+medians with min-max over --repeat calls, and checks that both give identical results. The emu
+device is an emulator: its timings are labelled as emulated and are not NPU timings.
+
+options:
+  --shape KxN          the GEMM shape: K (depth) x N (output columns), e.g. 1024x2048
+  --rows 1,4,32,36     rows values (M) to time (default 1,4,32,36)
+  --repeat N           timed calls per route and rows value (default 20)
+  --device emu|auto|none  device to probe (default emu; none: host column only)
+  --save-routes FILE   write the faster route per rows into FILE (other shapes' lines are kept);
+                       read by the EP option routes
+  --designs-dir DIR    design cache directory (default under the user's cache directory)
+  --seed N             seed of the random operands (default 1)
+  --json               print one JSON object instead of the table
+  --help               print this text`;
+
+export interface ProbeArgs {
+  K: number;
+  N: number;
+  rows: number[];
+  repeat: number;
+  device: 'auto' | 'emu' | 'none';
+  saveRoutes?: string;
+  designsDir?: string;
+  seed: number;
+  json: boolean;
+  help: boolean;
+}
+
+function count(flag: string, text: string | undefined, min: number): number {
+  const value = Number(text);
+  if (text === undefined || text.trim() === '' || !Number.isSafeInteger(value) || value < min)
+    throw new UsageError(`${flag} needs an integer >= ${min}, got ${text === undefined ? 'nothing' : `'${text}'`}`);
+  return value;
+}
+
+export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
+  const args: ProbeArgs = { K: 0, N: 0, rows: [1, 4, 32, 36], repeat: 20, device: 'emu', seed: 1, json: false, help: false };
+  let shape: string | undefined;
+  for (let i = 0; i < argv.length; ++i) {
+    const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
+    const value = (): string | undefined => inline ?? argv[++i];
+    switch (flag) {
+      case '--json': args.json = true; break;
+      case '--help': case '-h': args.help = true; break;
+      case '--shape': shape = value(); break;
+      case '--repeat': args.repeat = count(flag, value(), 1); break;
+      case '--seed': args.seed = count(flag, value(), 1); break;
+      case '--rows': args.rows = (value() ?? '').split(',').map((r) => count('--rows', r.trim(), 1)); break;
+      case '--device': {
+        const device = value();
+        if (device !== 'auto' && device !== 'emu' && device !== 'none') throw new UsageError(`--device takes emu, auto or none, got '${device ?? ''}'`);
+        args.device = device;
+        break;
+      }
+      case '--save-routes': {
+        const file = value();
+        if (!file) throw new UsageError('--save-routes needs a file name');
+        args.saveRoutes = file;
+        break;
+      }
+      case '--designs-dir': {
+        const dir = value();
+        if (!dir) throw new UsageError('--designs-dir needs a directory');
+        args.designsDir = dir;
+        break;
+      }
+      default:
+        throw new UsageError(`unknown argument ${flag}; run ep-probe --help for the list`);
+    }
+  }
+  if (args.help) return args;
+  if (shape === undefined) throw new UsageError('--shape KxN is required, e.g. --shape 1024x2048');
+  const match = /^(\d+)x(\d+)$/i.exec(shape.trim());
+  if (!match) throw new UsageError(`--shape takes KxN, e.g. 1024x2048, got '${shape}'`);
+  args.K = count('--shape K', match[1], 1);
+  args.N = count('--shape N', match[2], 1);
+  return args;
+}

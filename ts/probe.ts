@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-shape probe (native code in probes/, run off the JS thread): host gemm_q8 against the
+// whole device path per call, for one GEMM shape and a list of rows values.
+import { OnebitOptionError, fromNativeError } from './errors.js';
+import { loadAddon } from './native.js';
+
+/** Median and spread of per-call times, in milliseconds. */
+export interface Spread {
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+}
+
+export interface ProbeOptions {
+  /** Depth of the GEMM (columns of the activation). */
+  K: number;
+  /** Output columns. */
+  N: number;
+  /** Rows values (M) to time; default [1, 4, 32, 36]. */
+  rows?: number[];
+  /** Timed calls per route and rows value, after one untimed warm-up call; default 20. */
+  repeat?: number;
+  /** 'emu' (default), 'auto' (a real NPU if a backend finds one; none in this build) or 'none' (host only). */
+  device?: 'auto' | 'emu' | 'none';
+  /** Design cache directory; default onebit-ep/designs under the user's cache directory. */
+  designsDir?: string;
+  /** Device lock file; default the runtime directory's onebit-npu.lock. */
+  lockPath?: string;
+  /** Operands are a pure function of (K, N, seed); default 1. */
+  seed?: number;
+}
+
+export type NativeProbeOptions = ProbeOptions;
+
+export interface DeviceRowsTiming extends Spread {
+  /** Per-call parts of the device route (medians and spreads of each part on its own). */
+  breakdown: { upload: Spread; launchWait: Spread; cSync: Spread; epilogue: Spread };
+  /** Launches per call (36 rows = one m32 and one m4 launch). */
+  launches: number;
+  /** Rows the last launch computed past `rows`. */
+  paddedRows: number;
+  /** Bytes synced per call: A to the device, C back. */
+  aBytes: number;
+  cBytes: number;
+  /** C synced as the whole buffer (NPU_NO_C_NARROW / NPU_DBG) rather than rows × N × 4 bytes. */
+  cWhole: boolean;
+}
+
+export interface ProbeRowsResult {
+  rows: number;
+  /** The host route per call: prepare activation + gemm_q8 (one thread) + epilogue. */
+  host: Spread;
+  /** The whole device route per call, epilogue included; null without a device. */
+  device: DeviceRowsTiming | null;
+  /** host median / device median; > 1 means the device is faster. */
+  ratio: number | null;
+  /** Device and host accumulators (and outputs) identical on every call; null without a device. */
+  exact: boolean | null;
+}
+
+export interface ProbeResult {
+  K: number;
+  N: number;
+  repeat: number;
+  seed: number;
+  hostThreads: number;
+  /** The host gemm_q8 kernel: 'avx2' or 'portable'. */
+  hostKernel: string;
+  device: {
+    requested: string;
+    /** What the request resolved to ('emu' or 'none'); ONEBIT_DEVICE overrides the request. */
+    selected: string;
+    reason: string | null;
+    name: string | null;
+    /** The device timings are those of an emulator. */
+    emulated: boolean;
+    /** Why the device column is missing (busy, bad design, device error), else null. */
+    error: string | null;
+    designsDir: string | null;
+    designsBuilt: number;
+    designsLoaded: number;
+    weightBytes: number;
+    setupMs: number;
+  };
+  rows: ProbeRowsResult[];
+}
+
+function positiveInt(name: string, value: unknown, max: number): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
+    throw new OnebitOptionError(`probe option ${name}=${JSON.stringify(value)} is invalid: use an integer in 1..${max}`);
+  return value as number;
+}
+
+/** Checks probe options in TypeScript first, so mistakes say which option and what is valid. */
+export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
+  const checked: ProbeOptions = { K: positiveInt('K', options.K, 33025), N: positiveInt('N', options.N, 1 << 20) };
+  if (options.rows !== undefined) {
+    if (!Array.isArray(options.rows) || options.rows.length === 0)
+      throw new OnebitOptionError('probe option rows must be a non-empty array of integers, e.g. [1, 4, 32, 36]');
+    checked.rows = options.rows.map((r) => positiveInt('rows', r, 65536));
+  }
+  if (options.repeat !== undefined) checked.repeat = positiveInt('repeat', options.repeat, 100000);
+  if (options.seed !== undefined) checked.seed = positiveInt('seed', options.seed, 2 ** 32 - 1);
+  if (options.device !== undefined) {
+    if (!['auto', 'emu', 'none'].includes(options.device))
+      throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use 'auto', 'emu' or 'none'`);
+    checked.device = options.device;
+  }
+  for (const key of ['designsDir', 'lockPath'] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value === '') throw new OnebitOptionError(`probe option ${key} must be a non-empty path`);
+    checked[key] = value;
+  }
+  return checked;
+}
+
+/** Times one GEMM shape on the host and on the device, per call. Resolves when done (off the JS thread). */
+export async function probe(options: ProbeOptions): Promise<ProbeResult> {
+  const checked = validateProbeOptions(options);
+  try {
+    return await loadAddon().probe(checked);
+  } catch (error) {
+    const typed = fromNativeError(error);
+    if ((error as { code?: string }).code === 'ONEBIT_OPTION') throw new OnebitOptionError((error as Error).message);
+    throw typed;
+  }
+}
+
+/** The route a routes file records for a probed rows value: the device where its median is lower. */
+export function fasterRoute(row: ProbeRowsResult): 'host' | 'device' {
+  return row.device !== null && row.device.medianMs < row.host.medianMs ? 'device' : 'host';
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Routes files: what ep-probe --save-routes writes and the EP option `routes` reads. Text, one
+// entry a line, `K N rows host|device`, '#' starts a comment. For a call of M rows on (K, N) the
+// EP takes the route of the largest listed rows <= M; it says nothing below the smallest listed
+// rows or for a shape not listed (min_device_rows alone decides there).
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+
+import { OnebitError } from './errors.js';
+
+export type Route = 'host' | 'device';
+
+export interface RouteEntry {
+  K: number;
+  N: number;
+  rows: number;
+  route: Route;
+}
+
+export const ROUTES_HEADER = '# onebit routes v1: K N rows route (host|device); the largest listed rows <= M decides';
+
+export class RoutesFileError extends OnebitError {
+  constructor(message: string) {
+    super('ONEBIT_OPTION', message);
+  }
+}
+
+/** Parses a routes file's text; throws RoutesFileError naming the line of anything malformed. */
+export function parseRoutes(text: string, file = 'routes file'): { entries: RouteEntry[]; comments: Map<string, string[]> } {
+  const entries: RouteEntry[] = [];
+  // Comment lines directly above a shape's first entry belong to that shape (kept on merge).
+  const comments = new Map<string, string[]>();
+  let pending: string[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '') return;
+    if (line.startsWith('#')) {
+      if (line !== ROUTES_HEADER && !line.startsWith('# onebit routes v')) pending.push(line);
+      return;
+    }
+    const fields = line.replace(/#.*/, '').trim().split(/\s+/);
+    const [K, N, rows] = fields.slice(0, 3).map(Number);
+    const route = fields[3];
+    const ints = [K, N, rows].every((v) => Number.isSafeInteger(v) && v > 0);
+    if (fields.length !== 4 || !ints || (route !== 'host' && route !== 'device'))
+      throw new RoutesFileError(`${file}:${i + 1}: expected 'K N rows host|device' with positive integers, got '${line}'`);
+    const key = `${K}x${N}`;
+    if (pending.length > 0 && !comments.has(key)) comments.set(key, pending);
+    pending = [];
+    entries.push({ K, N, rows, route: route as Route });
+  });
+  return { entries, comments };
+}
+
+/** A routes file's text: the header, then each shape (sorted by K, N) with its comments and rows. */
+export function formatRoutes(entries: RouteEntry[], comments = new Map<string, string[]>()): string {
+  const byShape = new Map<string, RouteEntry[]>();
+  const sorted = [...entries].sort((a, b) => a.K - b.K || a.N - b.N || a.rows - b.rows);
+  for (const e of sorted) {
+    const key = `${e.K}x${e.N}`;
+    const list = byShape.get(key) ?? [];
+    if (list.length > 0 && list[list.length - 1].rows === e.rows) list[list.length - 1] = e; // one route per rows
+    else list.push(e);
+    byShape.set(key, list);
+  }
+  const lines = [ROUTES_HEADER];
+  for (const [key, list] of byShape) {
+    lines.push(...(comments.get(key) ?? []));
+    for (const e of list) lines.push(`${e.K} ${e.N} ${e.rows} ${e.route}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Writes `entries` (one shape) into `file`: the shape's old lines are replaced, other shapes'
+ * lines kept. A malformed existing file is an error (it is not overwritten).
+ */
+export function saveRoutes(file: string, entries: RouteEntry[], comment: string): void {
+  const existing = existsSync(file) ? parseRoutes(readFileSync(file, 'utf8'), file) : { entries: [], comments: new Map<string, string[]>() };
+  const shapes = new Set(entries.map((e) => `${e.K}x${e.N}`));
+  const kept = existing.entries.filter((e) => !shapes.has(`${e.K}x${e.N}`));
+  const comments = new Map([...existing.comments].filter(([key]) => !shapes.has(key)));
+  for (const key of shapes) comments.set(key, [comment]);
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, formatRoutes([...kept, ...entries], comments));
+  renameSync(tmp, file);
+}
+
+/** The route the table gives a call of M rows on (K, N), as the EP decides it; null = no say. */
+export function routeFor(entries: RouteEntry[], K: number, N: number, M: number): Route | null {
+  let best: RouteEntry | null = null;
+  for (const e of entries) if (e.K === K && e.N === N && e.rows <= M && (best === null || e.rows > best.rows)) best = e;
+  return best ? best.route : null;
+}
