@@ -19,14 +19,19 @@ namespace onebit {
 namespace {
 
 constexpr int kMaxRows = 6;
+// The first pass over a weight block reads it from memory: prefetch this far ahead of the
+// hardware prefetcher (measured: +20-35 % GB/s at one row, weights cold; interleaved runs).
+constexpr int64_t kPrefetchBytes = 2048;
 
 // Raw dot products of MR rows (x, stride in int16) with one weight block over all k pairs.
-template <int MR>
+template <int MR, bool kFirstPass>
 ONEBIT_AVX2 inline void dot_block(const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
                                   int32_t (&dots)[kMaxRows][kBlockN]) {
   __m256i acc[MR][2];
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (int64_t p = 0; p < k_pairs; ++p) {
+    if (kFirstPass && (p & 1) == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(block + p * 32 + kPrefetchBytes), _MM_HINT_T0);
     const __m256i w_lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + p * 32)));
     const __m256i w_hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + p * 32 + 16)));
     for (int r = 0; r < MR; ++r) {
@@ -43,15 +48,16 @@ ONEBIT_AVX2 inline void dot_block(const int16_t* x, int64_t x_stride, const int8
   }
 }
 
+template <bool kFirstPass>
 ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
                           int32_t (&dots)[kMaxRows][kBlockN]) {
   switch (rows) {
-    case 1: dot_block<1>(x, x_stride, block, k_pairs, dots); break;
-    case 2: dot_block<2>(x, x_stride, block, k_pairs, dots); break;
-    case 3: dot_block<3>(x, x_stride, block, k_pairs, dots); break;
-    case 4: dot_block<4>(x, x_stride, block, k_pairs, dots); break;
-    case 5: dot_block<5>(x, x_stride, block, k_pairs, dots); break;
-    default: dot_block<6>(x, x_stride, block, k_pairs, dots); break;
+    case 1: dot_block<1, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    case 2: dot_block<2, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    case 3: dot_block<3, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    case 4: dot_block<4, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    case 5: dot_block<5, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    default: dot_block<6, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
   }
 }
 
@@ -67,7 +73,9 @@ ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWe
     const int64_t columns = std::min(kBlockN, w.N - n0);
     for (int64_t m0 = 0; m0 < x.M; m0 += kMaxRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, x.M - m0));
-      dot_rows(rows, x.values.data() + m0 * x.row_stride, x.row_stride, block, k_pairs, dots);
+      const int16_t* rows_x = x.values.data() + m0 * x.row_stride;
+      if (m0 == 0) dot_rows<true>(rows, rows_x, x.row_stride, block, k_pairs, dots);
+      else dot_rows<false>(rows, rows_x, x.row_stride, block, k_pairs, dots);
       for (int r = 0; r < rows; ++r) {
         const int32_t row_sum = x.row_sum[static_cast<size_t>(m0 + r)];
         int32_t* out = acc + (m0 + r) * acc_stride + n0;
