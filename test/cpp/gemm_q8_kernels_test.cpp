@@ -94,10 +94,12 @@ TEST_P(GemmKernels, RandomShapesMatchReference) {
 TEST_P(GemmKernels, SubRangesOfBlocks) {
   const auto [xt, wt] = GetParam();
   std::mt19937 rng(43);
-  const Case c = random_case(rng, xt, wt, 9, 70, 75);  // 5 blocks, the last one partial
-  for (const Kernel& k : kernels())
-    for (int64_t b0 = 0; b0 <= 5; ++b0)
-      for (int64_t b1 = b0; b1 <= 5; ++b1) check_kernel(k, c, b0, b1);
+  for (int64_t M : {1, 9}) {
+    const Case c = random_case(rng, xt, wt, M, 70, 75);  // 5 blocks, the last one partial
+    for (const Kernel& k : kernels())
+      for (int64_t b0 = 0; b0 <= 5; ++b0)
+        for (int64_t b1 = b0; b1 <= 5; ++b1) check_kernel(k, c, b0, b1);
+  }
 }
 
 TEST_P(GemmKernels, ValuesThatSaturateSixteenBitPairSums) {
