@@ -17,6 +17,7 @@
 namespace onebit::npu {
 namespace {
 
+using onebit_npu_test::ScopedEnv;
 using onebit_npu_test::TempDir;
 
 constexpr uint32_t K = 96, N = 40;
@@ -102,45 +103,23 @@ TEST(CSyncNarrowing, DebugChecksumCoversTheWholeCBo) {
   EXPECT_EQ(s1.c_checksum, s2.c_checksum);
 }
 
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* v = std::getenv(name)) saved_ = v, had_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~EnvVar() {
-    if (had_)
-      setenv(name_, saved_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool had_ = false;
-};
-
 TEST(CSyncNarrowing, EnvSwitches) {
   {
-    EnvVar a("NPU_NO_C_NARROW", nullptr), b("NPU_DBG", nullptr);
+    ScopedEnv a("NPU_NO_C_NARROW", nullptr), b("NPU_DBG", nullptr);
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_TRUE(s.narrow_c);
     EXPECT_FALSE(s.debug_checksum);
     EXPECT_EQ(s.c_sync_bytes(3, 10, 4096), 120u);
   }
   {
-    EnvVar a("NPU_NO_C_NARROW", "1"), b("NPU_DBG", "0");
+    ScopedEnv a("NPU_NO_C_NARROW", "1"), b("NPU_DBG", "0");
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_FALSE(s.narrow_c);
     EXPECT_FALSE(s.debug_checksum);
     EXPECT_EQ(s.c_sync_bytes(3, 10, 4096), 4096u);
   }
   {
-    EnvVar a("NPU_NO_C_NARROW", ""), b("NPU_DBG", "1");
+    ScopedEnv a("NPU_NO_C_NARROW", ""), b("NPU_DBG", "1");
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_TRUE(s.narrow_c);
     EXPECT_TRUE(s.debug_checksum);

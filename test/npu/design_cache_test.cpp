@@ -19,6 +19,7 @@ namespace onebit::npu {
 namespace {
 
 namespace fs = std::filesystem;
+using onebit_npu_test::ScopedEnv;
 using onebit_npu_test::TempDir;
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -135,28 +136,8 @@ TEST(DesignCache, ReportsUnusableDirectoriesAndShapes) {
   EXPECT_FALSE(r);
 }
 
-class EnvGuard {
- public:
-  explicit EnvGuard(const char* name) : name_(name) {
-    const char* v = std::getenv(name);
-    if (v != nullptr) saved_ = v;
-    had_ = v != nullptr;
-  }
-  ~EnvGuard() {
-    if (had_)
-      setenv(name_, saved_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool had_ = false;
-};
-
 TEST(DesignCache, DefaultDirectoryFollowsXdgThenHome) {
-  EnvGuard xdg("XDG_CACHE_HOME"), home("HOME");
+  ScopedEnv xdg("XDG_CACHE_HOME", std::getenv("XDG_CACHE_HOME")), home("HOME", std::getenv("HOME"));
   setenv("XDG_CACHE_HOME", "/some/cache", 1);
   EXPECT_EQ(default_designs_dir(), "/some/cache/onebit-ep/designs");
   unsetenv("XDG_CACHE_HOME");
