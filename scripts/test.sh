@@ -14,6 +14,7 @@ ctest --test-dir build/native --output-on-failure
 # dtypes, concurrency, errors, CJS/ESM consumers, the packed package, onebit-run, device tools).
 npm run build:ts
 npm run prebuild
+bash scripts/check_symbol_versions.sh
 npx vitest run  # the package finds its own EP library
 
 export ONEBIT_EP_LIB="$PWD/build/native/libonebit_ep.so"
