@@ -53,7 +53,8 @@ template <typename T>
   }
 }
 
-void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
+// Float and quantized outputs (Int32 is a plain copy, handled by the caller).
+[[gnu::always_inline]] inline void apply_converting(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
   switch (e.kind) {
     case OutputKind::Float32: dequantize(e, acc, c, static_cast<float*>(out)); break;
     case OutputKind::Int8: requantize(e, acc, c, static_cast<int8_t*>(out)); break;
@@ -62,13 +63,10 @@ void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out)
   }
 }
 
+void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out) { apply_converting(e, acc, c, out); }
+
 __attribute__((target("avx2"))) void apply_avx2(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
-  switch (e.kind) {
-    case OutputKind::Float32: dequantize(e, acc, c, static_cast<float*>(out)); break;
-    case OutputKind::Int8: requantize(e, acc, c, static_cast<int8_t*>(out)); break;
-    case OutputKind::Uint8: requantize(e, acc, c, static_cast<uint8_t*>(out)); break;
-    case OutputKind::Int32: break;
-  }
+  apply_converting(e, acc, c, out);
 }
 
 }  // namespace
