@@ -19,22 +19,13 @@ using namespace std::chrono_literals;
 using onebit_npu_test::must_build;
 using onebit_npu_test::TempDir;
 
-class EmuDeviceTest : public ::testing::Test {
+class EmuDeviceTest : public onebit_npu_test::EmuDeviceFixture {
  protected:
-  void SetUp() override {
-    EmuDeviceOptions options;
-    options.lock_path = tmp_.file("lock");
-    auto d = open_emu_device(options);
-    ASSERT_TRUE(d);
-    device_ = std::move(d).value();
-  }
   std::unique_ptr<BufferObject> bo(size_t bytes) {
     auto b = device_->alloc_bo(bytes);
     EXPECT_TRUE(b);
     return std::move(b).value();
   }
-  TempDir tmp_;
-  std::unique_ptr<Device> device_;
 };
 
 TEST_F(EmuDeviceTest, SyncCopiesExactlyTheRangeAskedFor) {

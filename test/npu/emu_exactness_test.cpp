@@ -14,24 +14,12 @@
 namespace onebit::npu {
 namespace {
 
-using onebit_npu_test::TempDir;
 
 struct Shape {
   uint32_t K, N;
 };
 
-class EmuDevicePath : public ::testing::Test {
- protected:
-  void SetUp() override {
-    EmuDeviceOptions options;
-    options.lock_path = tmp_.file("lock");
-    auto d = open_emu_device(options);
-    ASSERT_TRUE(d);
-    device_ = std::move(d).value();
-  }
-  TempDir tmp_;
-  std::unique_ptr<Device> device_;
-};
+using EmuDevicePath = onebit_npu_test::EmuDeviceFixture;
 
 class EmuExactness : public EmuDevicePath, public ::testing::WithParamInterface<Shape> {};
 

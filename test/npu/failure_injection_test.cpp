@@ -18,19 +18,15 @@ namespace onebit::npu {
 namespace {
 
 using namespace std::chrono_literals;
-using onebit_npu_test::TempDir;
 
 constexpr uint32_t K = 72, N = 36, kRows = 36;
 
-class FailureInjection : public ::testing::Test {
+class FailureInjection : public onebit_npu_test::EmuDeviceFixture {
  protected:
   void SetUp() override {
     set_injected_failure(InjectedFailure::kNone);
-    EmuDeviceOptions options;
-    options.lock_path = tmp_.file("lock");
-    auto d = open_emu_device(options);
-    ASSERT_TRUE(d);
-    device_ = std::move(d).value();
+    EmuDeviceFixture::SetUp();
+    if (HasFatalFailure()) return;
     std::mt19937 rng(9);
     w_ = onebit_npu_test::random_int8(rng, K * N);
     a_ = onebit_npu_test::random_int8(rng, kRows * K);
@@ -56,9 +52,7 @@ class FailureInjection : public ::testing::Test {
     return c;
   }
 
-  TempDir tmp_;
   DesignCache cache_{tmp_.file("designs")};
-  std::unique_ptr<Device> device_;
   std::vector<int8_t> w_, a_;
   std::vector<int32_t> ref_;
 };

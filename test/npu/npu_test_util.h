@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <memory>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "npu/design.h"
 #include "npu/design_builder.h"
+#include "npu/emu_device.h"
 #include "npu/error.h"
 
 namespace onebit_npu_test {
@@ -94,5 +98,19 @@ inline onebit::npu::Design must_build(uint32_t K, uint32_t N, uint32_t m_block) 
   if (!d) abort();
   return std::move(d).value();
 }
+
+// A test with its own emulated device, whose lock file lives in a private directory.
+class EmuDeviceFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    onebit::npu::EmuDeviceOptions options;
+    options.lock_path = tmp_.file("lock");
+    auto d = onebit::npu::open_emu_device(options);
+    ASSERT_TRUE(d);
+    device_ = std::move(d).value();
+  }
+  TempDir tmp_;
+  std::unique_ptr<onebit::npu::Device> device_;
+};
 
 }  // namespace onebit_npu_test
