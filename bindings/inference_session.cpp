@@ -237,15 +237,10 @@ const NativeSession& InferenceSession::live(Napi::Env env) const {
 Napi::Value InferenceSession::run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   live(env);
-  try {
-    auto* worker = new RunWorker(env, native_, info[0].As<Napi::Object>(), info[1].As<Napi::Array>(),
-                                 info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env));
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
-  } catch (const CodedError& e) {
-    throw to_js_error(env, e);
-  }
+  return queue_worker(env, [&] {
+    return new RunWorker(env, native_, info[0].As<Napi::Object>(), info[1].As<Napi::Array>(),
+                         info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env));
+  });
 }
 
 Napi::Value InferenceSession::dispose(const Napi::CallbackInfo& info) {
@@ -289,15 +284,10 @@ Napi::Value InferenceSession::end_profiling(const Napi::CallbackInfo& info) {
 
 Napi::Value create_session(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return queue_worker(env, [&] {
     runtime();
-    auto* worker = new CreateSessionWorker(env, info[0], read_session_config(info[1].As<Napi::Object>()));
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
-  } catch (const CodedError& e) {
-    throw to_js_error(env, e);
-  }
+    return new CreateSessionWorker(env, info[0], read_session_config(info[1].As<Napi::Object>()));
+  });
 }
 
 }  // namespace onebit::node

@@ -148,14 +148,7 @@ class ProbeWorker : public PromiseWorker {
 
 Napi::Value probe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
-    auto* worker = new ProbeWorker(env, read_options(info[0]));
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
-  } catch (const CodedError& e) {
-    throw to_js_error(env, e);
-  }
+  return queue_worker(env, [&] { return new ProbeWorker(env, read_options(info[0])); });
 }
 
 }  // namespace onebit::node

@@ -54,4 +54,18 @@ class PromiseWorker : public Napi::AsyncWorker {
   std::string code_;
 };
 
+// Builds a worker with make() (which reads the JS arguments), queues it and returns its promise;
+// argument errors are thrown synchronously as coded JS errors.
+template <typename Make>
+Napi::Value queue_worker(Napi::Env env, Make&& make) {
+  try {
+    PromiseWorker* worker = make();
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+  } catch (const CodedError& e) {
+    throw to_js_error(env, e);
+  }
+}
+
 }  // namespace onebit::node
