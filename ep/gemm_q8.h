@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "huge_page_allocator.h"
 #include "quant_types.h"
 
 namespace onebit {
@@ -23,7 +24,7 @@ constexpr int64_t kBlockN = 16;
 struct PackedWeights {
   int64_t K = 0;
   int64_t N = 0;
-  std::vector<int8_t> blocks;       // n_blocks() × k_pairs() × 2·kBlockN bytes
+  std::vector<int8_t, HugePageAllocator<int8_t>> blocks;  // n_blocks() × k_pairs() × 2·kBlockN bytes
   std::vector<int32_t> zero_point;  // per column
   std::vector<int32_t> col_sum;     // sum over k of the shifted w[k][n]
 
