@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 
+#include "page_out.h"
+
 namespace onebit {
 
 namespace {
@@ -208,6 +210,7 @@ GroupPlan pack_group(GroupSource src) {
   for (size_t b = 0; b < batches; ++b)
     plan.weights.push_back(pack_weights(bytes + b * per_batch, src.w_type, plan.K, plan.N, src.w_is_nk, zp,
                                         static_cast<int64_t>(src.w_zero_points.size())));
+  (void)page_out(bytes, src.w.count());  // ORT's copy is not read again (see page_out.h)
   return plan;
 }
 
