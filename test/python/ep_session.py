@@ -13,6 +13,7 @@ import ctypes
 import gc
 import json
 import os
+import pathlib
 import re
 import sys
 import tempfile
@@ -151,7 +152,9 @@ def create_ep_session(model, options=None, level=None):
     enable_fallback=0 makes such failures raise, as they do in the C/C++ API."""
     so = _session_options(level)
     so.add_provider_for_devices(ep_devices(), {k: str(v) for k, v in (options or {}).items()})
-    return ort.InferenceSession(model_bytes(model), sess_options=so, enable_fallback=0)
+    # A path is passed as a path, so that ORT finds the model's external data beside it.
+    source = str(model) if isinstance(model, pathlib.Path) else model_bytes(model)
+    return ort.InferenceSession(source, sess_options=so, enable_fallback=0)
 
 
 def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None, trace=True,
