@@ -7,7 +7,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 import { OnebitError } from '../errors.js';
 import { onebit } from '../onebit.js';
-import { cachedFile } from '../model/model_cache.js';
+import { cachedModel } from '../model/model_cache.js';
 import { GENERATOR_VERSION, projectionStack } from '../model/projection_stack.js';
 import { parseArgs, USAGE, UsageError, type RunArgs } from './args.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
@@ -42,8 +42,9 @@ async function timeRuns(session: InferenceSession, feeds: Record<string, Tensor>
 function resolveModel(args: RunArgs, progress: Progress): RunReport['model'] {
   if (args.model !== undefined) return { path: args.model, defaultModel: false, layers: null, groups: null };
   const name = `projection-stack-v${GENERATOR_VERSION}-l${args.layers}.onnx`;
-  const { file } = cachedFile(name, () =>
-    projectionStack(args.layers, (done) => progress.update(`building the default model: layer ${done}/${args.layers}`)).bytes,
+  // The weights go to an external-data file: ORT maps them, so the session peaks at one copy.
+  const { file } = cachedModel(name, () =>
+    projectionStack(args.layers, (done) => progress.update(`building the default model: layer ${done}/${args.layers}`), 1, `${name}.data`),
   );
   progress.done();
   return { path: file, defaultModel: true, layers: args.layers, groups: args.layers * 7 };

@@ -8,6 +8,23 @@ export function tensor(name: string, dataType: number, dims: number[], bytes: Ui
   return { name, dataType, dims, rawData: bytes };
 }
 
+/** Appends `bytes` to an external-data file's parts (each at a page-aligned offset, so ORT can map
+ *  it from the file) and returns the tensor that refers to it by `location`. */
+export function externalTensor(name: string, dataType: number, dims: number[], bytes: Uint8Array, location: string, parts: Uint8Array[]): onnx.ITensorProto {
+  const page = 4096;
+  let offset = parts.reduce((sum, part) => sum + part.length, 0);
+  const padding = (page - (offset % page)) % page;
+  if (padding) parts.push(new Uint8Array(padding));
+  offset += padding;
+  parts.push(bytes);
+  const externalData = [
+    { key: 'location', value: location },
+    { key: 'offset', value: String(offset) },
+    { key: 'length', value: String(bytes.length) },
+  ];
+  return { name, dataType, dims, dataLocation: onnx.TensorProto.DataLocation.EXTERNAL, externalData };
+}
+
 export function scalarFloat(name: string, value: number): onnx.ITensorProto {
   return tensor(name, DataType.FLOAT, [], new Uint8Array(new Float32Array([value]).buffer));
 }

@@ -5,7 +5,7 @@
 // output, down reads up's, and down's output feeds the next layer. One activation scale is shared.
 import type { onnx } from 'onnx-proto';
 
-import { DataType, model, node, scalarFloat, scalarInt8, tensor, valueInfo } from './onnx_graph.js';
+import { DataType, externalTensor, model, node, scalarFloat, scalarInt8, tensor, valueInfo } from './onnx_graph.js';
 
 export const HIDDEN = 1024;
 export const PROJECTIONS: readonly { name: string; k: number; n: number }[] = [
@@ -18,8 +18,9 @@ export const PROJECTIONS: readonly { name: string; k: number; n: number }[] = [
   { name: 'down', k: 3072, n: 1024 },
 ];
 export const ACTIVATION_SCALE = 0.05;
-/** Bump when the generated graph changes, so cached files of an older layout are not reused. */
-export const GENERATOR_VERSION = 1;
+/** Bump when the generated graph changes, so cached files of an older layout are not reused.
+ *  2: the weights may live in an external-data file. */
+export const GENERATOR_VERSION = 2;
 
 /** splitmix32: a tiny deterministic generator, the same stream on every machine. */
 export function randomStream(seed: number): () => number {
@@ -48,22 +49,33 @@ function channelScales(next: () => number, k: number, n: number): Uint8Array {
 
 export interface ProjectionStack {
   bytes: Uint8Array;
+  /** With `externalData`: the data file's contents, in parts, to be written in order. */
+  dataParts: Uint8Array[];
   groups: number;
   inputName: string;
 }
 
-export function projectionStack(layers: number, onLayer: (done: number) => void = () => {}, seed = 1): ProjectionStack {
+/** `externalData`: a file name next to the model that holds the int8 weights. ORT maps such weights
+ *  from the file, and the EP pages its copy out once packed, so a session holds one copy of the
+ *  weights even while it is created; weights inside the model are read into ORT's heap instead. */
+export function projectionStack(layers: number, onLayer: (done: number) => void = () => {}, seed = 1, externalData?: string): ProjectionStack {
   if (!Number.isSafeInteger(layers) || layers < 1) throw new RangeError(`layers must be an integer >= 1, got ${layers}`);
   const next = randomStream(seed);
   const nodes: onnx.INodeProto[] = [];
   const initializer: onnx.ITensorProto[] = [scalarFloat('s_act', ACTIVATION_SCALE), scalarInt8('z_act', 0)];
   const outputs: string[] = [];
+  const dataParts: Uint8Array[] = [];
   let x = 'x_q';
   for (let layer = 0; layer < layers; ++layer) {
     const reads: Record<string, string> = { o: `l${layer}_q_q`, down: `l${layer}_up_q` };
     for (const { name, k, n } of PROJECTIONS) {
       const p = `l${layer}_${name}`;
-      initializer.push(tensor(`${p}_w`, DataType.INT8, [k, n], int8Weights(next, k * n)));
+      const weights = int8Weights(next, k * n);
+      initializer.push(
+        externalData
+          ? externalTensor(`${p}_w`, DataType.INT8, [k, n], weights, externalData, dataParts)
+          : tensor(`${p}_w`, DataType.INT8, [k, n], weights),
+      );
       initializer.push(tensor(`${p}_ws`, DataType.FLOAT, [n], channelScales(next, k, n)));
       nodes.push(
         node('DequantizeLinear', [reads[name] ?? x, 's_act', 'z_act'], [`${p}_xf`]),
@@ -84,5 +96,5 @@ export function projectionStack(layers: number, onLayer: (done: number) => void 
     input: [valueInfo('x_q', DataType.INT8, ['rows', HIDDEN])],
     output: outputs.map((name) => valueInfo(name, DataType.INT8)),
   });
-  return { bytes, groups: layers * PROJECTIONS.length, inputName: 'x_q' };
+  return { bytes, dataParts, groups: layers * PROJECTIONS.length, inputName: 'x_q' };
 }
