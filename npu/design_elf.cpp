@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <type_traits>
 
 #include "npu/checksum.h"
 #include "npu/design_program.h"
@@ -53,39 +54,42 @@ struct ProgramHeader {
   uint64_t offset, vaddr, paddr, filesz, memsz, align;
 };
 
-void put_shdr(std::vector<uint8_t>& b, size_t off, const SectionHeader& s) {
-  put(b, off + 0, s.name, 4);
-  put(b, off + 4, s.type, 4);
-  put(b, off + 8, s.flags, 8);
-  put(b, off + 16, s.addr, 8);
-  put(b, off + 24, s.offset, 8);
-  put(b, off + 32, s.size, 8);
-  put(b, off + 40, s.link, 4);
-  put(b, off + 44, s.info, 4);
-  put(b, off + 48, s.addralign, 8);
-  put(b, off + 56, s.entsize, 8);
+// Each header's little-endian layout, written once for both directions: f(offset, field, bytes)
+// for every field (Header is const when writing).
+template <typename Header, typename F>
+void section_header_fields(Header& s, F&& f) {
+  f(0, s.name, 4), f(4, s.type, 4), f(8, s.flags, 8), f(16, s.addr, 8), f(24, s.offset, 8);
+  f(32, s.size, 8), f(40, s.link, 4), f(44, s.info, 4), f(48, s.addralign, 8), f(56, s.entsize, 8);
 }
+
+template <typename Header, typename F>
+void program_header_fields(Header& p, F&& f) {
+  f(0, p.type, 4), f(4, p.flags, 4), f(8, p.offset, 8), f(16, p.vaddr, 8);
+  f(24, p.paddr, 8), f(32, p.filesz, 8), f(40, p.memsz, 8), f(48, p.align, 8);
+}
+
+// Writes a header's fields at off, or reads them from there.
+auto writer(std::vector<uint8_t>& b, size_t off) {
+  return [&b, off](size_t at, uint64_t value, int bytes) { put(b, off + at, value, bytes); };
+}
+auto reader(std::span<const uint8_t> b, size_t off) {
+  return [b, off](size_t at, auto& field, int bytes) { field = static_cast<std::remove_reference_t<decltype(field)>>(get(b, off + at, bytes)); };
+}
+
+void put_shdr(std::vector<uint8_t>& b, size_t off, const SectionHeader& s) { section_header_fields(s, writer(b, off)); }
 
 SectionHeader get_shdr(std::span<const uint8_t> b, size_t off) {
-  return {uint32_t(get(b, off + 0, 4)), uint32_t(get(b, off + 4, 4)), get(b, off + 8, 8),  get(b, off + 16, 8),
-          get(b, off + 24, 8),          get(b, off + 32, 8),          uint32_t(get(b, off + 40, 4)),
-          uint32_t(get(b, off + 44, 4)), get(b, off + 48, 8),         get(b, off + 56, 8)};
+  SectionHeader s{};
+  section_header_fields(s, reader(b, off));
+  return s;
 }
 
-void put_phdr(std::vector<uint8_t>& b, size_t off, const ProgramHeader& p) {
-  put(b, off + 0, p.type, 4);
-  put(b, off + 4, p.flags, 4);
-  put(b, off + 8, p.offset, 8);
-  put(b, off + 16, p.vaddr, 8);
-  put(b, off + 24, p.paddr, 8);
-  put(b, off + 32, p.filesz, 8);
-  put(b, off + 40, p.memsz, 8);
-  put(b, off + 48, p.align, 8);
-}
+void put_phdr(std::vector<uint8_t>& b, size_t off, const ProgramHeader& p) { program_header_fields(p, writer(b, off)); }
 
 ProgramHeader get_phdr(std::span<const uint8_t> b, size_t off) {
-  return {uint32_t(get(b, off + 0, 4)), uint32_t(get(b, off + 4, 4)), get(b, off + 8, 8),  get(b, off + 16, 8),
-          get(b, off + 24, 8),          get(b, off + 32, 8),          get(b, off + 40, 8), get(b, off + 48, 8)};
+  ProgramHeader p{};
+  program_header_fields(p, reader(b, off));
+  return p;
 }
 
 std::vector<uint8_t> note_desc(const DesignInfo& info) {
