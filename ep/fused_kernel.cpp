@@ -2,6 +2,8 @@
 #include "fused_kernel.h"
 
 #include <algorithm>
+#include <new>
+#include <string>
 #include <vector>
 
 namespace onebit {
@@ -165,11 +167,16 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     check(ort().GetTensorData(x, &x_data));
     check(ort().GetTensorMutableData(y, &y_data));
 
-    std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
-    const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
-    for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-      const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-      run_batch(kernel, context, plan.weights[b], a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+    try {
+      std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
+      const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
+      for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
+        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
+        run_batch(kernel, context, plan.weights[b], a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+      }
+    } catch (const std::bad_alloc&) {
+      throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
+                                   " rows (" + std::to_string(M * plan.N * 4) + " bytes of int32 accumulators)");
     }
     count(kernel.session.counters, Counter::QdqRuns);
   });

@@ -2,6 +2,7 @@
 #include "onebit_ep.h"
 
 #include <cstdio>
+#include <new>
 #include <set>
 
 #include "fused_kernel.h"
@@ -68,6 +69,9 @@ GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node) {
       return plan;
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
+    } catch (const std::bad_alloc&) {
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() +
+                                   ": out of memory packing its weights");
     }
   }
   throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "' holds no MatMul group");

@@ -57,3 +57,80 @@ def test_session_peak_holds_about_one_copy_of_the_weights(ep_lib):
     assert growth < 1.5 * weight_bytes, (
         f"creating the session raised the peak by {growth / 2**20:.0f} MiB, "
         f"{growth / weight_bytes:.2f}x the {weight_bytes / 2**20:.0f} MiB of int8 weights")
+
+
+# One group with 128 MiB of int8 weights, in external data, run in children under RLIMIT_AS.
+OOM_ARM = textwrap.dedent("""
+    import pathlib, resource, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[2])
+    import ep_session as es
+
+    es.ensure_registered()
+    def limit(extra_mib):
+        size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size + extra_mib * 2**20, resource.RLIM_INFINITY))
+    if sys.argv[3] == "create":
+        limit(int(sys.argv[4]))
+        try:
+            es.create_ep_session(pathlib.Path(sys.argv[1]))
+            print("OUTCOME created")
+        except Exception as e:
+            print("OUTCOME", e)
+    else:  # run: a session first, then a call whose accumulators do not fit
+        sess = es.create_ep_session(pathlib.Path(sys.argv[1]))
+        x = np.ones((2048, 8192), np.int8)  # 16 MiB in; the accumulators need 128 MiB
+        limit(64)
+        try:
+            sess.run(None, {"x": x})
+            print("OUTCOME ran")
+        except Exception as e:
+            print("OUTCOME", e)
+""")
+
+
+def big_group(directory: pathlib.Path) -> pathlib.Path:
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    K, N = 8192, 16384
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1),
+             helper.make_node("MatMul", ["xf", "wf"], ["yf"], name="big"),
+             helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"])]
+    inits = [numpy_helper.from_array(np.ones((K, N), np.int8), "w"),
+             numpy_helper.from_array(np.full(N, 0.01, np.float32), "ws"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(0, np.int8), "z")]
+    graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.INT8, ["M", K])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, ["M", N])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    path = directory / "big.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="big.onnx.data")
+    return path
+
+
+def oom_outcome(path: pathlib.Path, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-c", OOM_ARM, str(path), str(HERE), *args], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, f"the child crashed (exit {out.returncode}):\n{out.stderr[-2000:]}"
+    return next(line for line in out.stdout.splitlines() if line.startswith("OUTCOME"))
+
+
+def test_out_of_memory_is_an_error_that_names_the_group(ep_lib):
+    """Where the packed copy or a call's accumulators do not fit, the error names the node and what
+    did not fit; the process never crashes. Address-space limits rise in steps from where ORT
+    itself cannot load the model to where everything fits; somewhere between, only our allocation fails."""
+    (REPO / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=REPO / "build") as directory:
+        path = big_group(pathlib.Path(directory))
+        outcomes = []
+        for extra_mib in range(150, 651, 50):
+            outcomes.append(oom_outcome(path, "create", str(extra_mib)))
+            if outcomes[-1] == "OUTCOME created":
+                break
+        print("\n".join(outcomes))
+        ours = [o for o in outcomes if "MatMul 'big': out of memory packing its weights" in o]
+        assert ours and outcomes[-1] == "OUTCOME created", outcomes
+        assert all(o in ours or "bad_alloc" in o or o == "OUTCOME created" for o in outcomes), outcomes
+        run = oom_outcome(path, "run")
+        assert "MatMul 'big'" in run and "out of memory for a call of 2048 rows (134217728 bytes" in run, run
