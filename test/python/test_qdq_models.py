@@ -390,21 +390,22 @@ def _qlinear_feeds(kw):
     return out
 
 
-@pytest.mark.parametrize("name", list(QLINEAR))
-def test_qlinear_matmul_constant_b(name, ep_lib):
-    kw = QLINEAR[name]
-    model = qm.build_qlinear_matmul(**kw)
-    feeds = _qlinear_feeds(kw)
+def _assert_one_exact_group(name, model, feeds):
+    """The EP claims the model's one group, runs it on every call, and equals the exact reference."""
     run = es.run_with_ep(model, feeds)
     assert run.groups == 1 and run.qdq_runs == len(feeds), f"{name}: {run.counters}"
     _assert_outputs_exact(run.outputs, _reference(model, feeds), name)
 
 
 @pytest.mark.parametrize("name", list(QLINEAR))
-def test_qlinear_matmul_ort_cpu_bound(name):
+def test_qlinear_matmul_constant_b(name, ep_lib):
     kw = QLINEAR[name]
-    model = qm.build_qlinear_matmul(**kw)
-    feeds = _qlinear_feeds(kw)
+    _assert_one_exact_group(name, qm.build_qlinear_matmul(**kw), _qlinear_feeds(kw))
+
+
+def _assert_ort_cpu_within(name, model, feeds, frac, max_abs):
+    """Runs `model` on ORT's CPU EP and checks its outputs against the exact reference: at most
+    `frac` of them differ, by at most `max_abs`. Skips where ORT's CPU EP cannot run the model."""
     gots, refs = [], []
     for f, r in zip(feeds, _reference(model, feeds)):
         try:
@@ -413,9 +414,15 @@ def test_qlinear_matmul_ort_cpu_bound(name):
             pytest.skip(f"ORT CPU EP cannot run {name}: {e}")
         refs.append(r[0].ravel())
     d = es.diff_stats(np.concatenate(gots), np.concatenate(refs))
+    es.record_measurement(f"{name:32s} ORT CPU vs exact: {d}  bound frac<={frac} max_abs<={max_abs}")
+    assert d.frac_diff <= frac and d.max_abs <= max_abs, f"{name}: {d} exceeds ({frac}, {max_abs})"
+
+
+@pytest.mark.parametrize("name", list(QLINEAR))
+def test_qlinear_matmul_ort_cpu_bound(name):
+    kw = QLINEAR[name]
     frac, lsb = QLINEAR_BOUNDS.get(name, (NEAR["frac"], NEAR["lsb"]))
-    es.record_measurement(f"{name:32s} ORT CPU vs exact: {d}  bound frac<={frac} lsb<={lsb}")
-    assert d.frac_diff <= frac and d.max_abs <= lsb, f"{name}: {d} exceeds ({frac}, {lsb})"
+    _assert_ort_cpu_within(name, qm.build_qlinear_matmul(**kw), _qlinear_feeds(kw), frac, lsb)
 
 
 MATMUL_INTEGER = {
@@ -451,27 +458,14 @@ def _mmi_feeds(kw):
 @pytest.mark.parametrize("name", list(MATMUL_INTEGER))
 def test_matmul_integer_constant_b(name, ep_lib):
     kw = MATMUL_INTEGER[name]
-    model = qm.build_matmul_integer(**kw)
-    feeds = _mmi_feeds(kw)
-    run = es.run_with_ep(model, feeds)
-    assert run.groups == 1 and run.qdq_runs == len(feeds), f"{name}: {run.counters}"
-    _assert_outputs_exact(run.outputs, _reference(model, feeds), name)
+    _assert_one_exact_group(name, qm.build_matmul_integer(**kw), _mmi_feeds(kw))
 
 
 @pytest.mark.parametrize("name", list(MATMUL_INTEGER))
 def test_matmul_integer_ort_cpu_bound(name):
     """ORT's CPU MatMulInteger vs exact int32 (uint8 x int8 saturates on AVX2 without VNNI)."""
     kw = MATMUL_INTEGER[name]
-    model = qm.build_matmul_integer(**kw)
-    feeds = _mmi_feeds(kw)
-    gots, refs = [], []
-    for f, r in zip(feeds, _reference(model, feeds)):
-        gots.append(es.run_cpu(model, f)[0].ravel())
-        refs.append(r[0].ravel())
-    d = es.diff_stats(np.concatenate(gots), np.concatenate(refs))
-    es.record_measurement(f"{name:32s} ORT CPU vs exact: {d}")
-    frac, max_abs = MMI_BOUNDS[name]
-    assert d.frac_diff <= frac and d.max_abs <= max_abs, f"{name}: {d} exceeds ({frac}, {max_abs})"
+    _assert_ort_cpu_within(name, qm.build_matmul_integer(**kw), _mmi_feeds(kw), *MMI_BOUNDS[name])
 
 
 @pytest.mark.parametrize("name", ["s8_bias_q8", "s8_w8_channel_bias_f", "r3_static_bias_q8", "stack_s8_channel_f"])
