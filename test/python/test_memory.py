@@ -12,8 +12,11 @@ import sys
 import tempfile
 import textwrap
 
+import numpy as np
 import onnx
+import pytest
 
+import qdq_models as qm
 from conftest import HERE, REPO
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -40,16 +43,21 @@ ARM = textwrap.dedent("""
 """)
 
 
-def test_session_peak_holds_about_one_copy_of_the_weights(ep_lib):
-    # Under build/, on disk: /tmp may be tmpfs, whose pages only leave memory for swap.
+@pytest.fixture
+def disk_dir():
+    """A temporary folder under build/, on disk: /tmp may be tmpfs, whose pages only leave memory for swap."""
     (REPO / "build").mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(dir=REPO / "build") as directory:
-        path = pathlib.Path(directory) / "stack.onnx"
-        onnx.save(projection_stack(LAYERS), path, save_as_external_data=True, location="stack.onnx.data")
-        with open(path.with_suffix(".onnx.data"), "rb+") as data:
-            os.fsync(data.fileno())  # clean file pages, like any model file written before the run
-        out = subprocess.run([sys.executable, "-c", ARM, str(path), str(HERE)], capture_output=True, text=True,
-                             check=True, timeout=300)
+        yield pathlib.Path(directory)
+
+
+def test_session_peak_holds_about_one_copy_of_the_weights(ep_lib, disk_dir):
+    path = disk_dir / "stack.onnx"
+    onnx.save(projection_stack(LAYERS), path, save_as_external_data=True, location="stack.onnx.data")
+    with open(path.with_suffix(".onnx.data"), "rb+") as data:
+        os.fsync(data.fileno())  # clean file pages, like any model file written before the run
+    out = subprocess.run([sys.executable, "-c", ARM, str(path), str(HERE)], capture_output=True, text=True,
+                         check=True, timeout=300)
     weight_bytes = sum(K * N for _, K, N in PROJECTIONS) * LAYERS
     peak = json.loads(out.stdout.strip().splitlines()[-1])
     growth = peak["after"] - peak["before"]
@@ -79,10 +87,10 @@ OOM_ARM = textwrap.dedent("""
             print("OUTCOME", e)
     else:  # run: a session first, then a call whose accumulators do not fit
         sess = es.create_ep_session(pathlib.Path(sys.argv[1]))
-        x = np.ones((2048, 8192), np.int8)  # 16 MiB in; the accumulators need 128 MiB
+        x = np.ones((2048, 8192), np.int8)  # 16 MiB in, 32 MiB out; the accumulators need 128 MiB
         limit(64)
         try:
-            sess.run(None, {"x": x})
+            sess.run(None, {"x_q": x})
             print("OUTCOME ran")
         except Exception as e:
             print("OUTCOME", e)
@@ -90,20 +98,8 @@ OOM_ARM = textwrap.dedent("""
 
 
 def big_group(directory: pathlib.Path) -> pathlib.Path:
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-    K, N = 8192, 16384
-    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
-             helper.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1),
-             helper.make_node("MatMul", ["xf", "wf"], ["yf"], name="big"),
-             helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"])]
-    inits = [numpy_helper.from_array(np.ones((K, N), np.int8), "w"),
-             numpy_helper.from_array(np.full(N, 0.01, np.float32), "ws"),
-             numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(0, np.int8), "z")]
-    graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.INT8, ["M", K])],
-                              [helper.make_tensor_value_info("y", TensorProto.INT8, ["M", N])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
+    """One int8-output QDQ group with K×N = 8192×16384 (128 MiB of weights), in external data."""
+    model = qm.build_qdq_group(qm.QdqSpec(K=8192, N=16384, out_type=np.int8, name="big"))
     path = directory / "big.onnx"
     onnx.save(model, path, save_as_external_data=True, location="big.onnx.data")
     return path
@@ -116,21 +112,19 @@ def oom_outcome(path: pathlib.Path, *args: str) -> str:
     return next(line for line in out.stdout.splitlines() if line.startswith("OUTCOME"))
 
 
-def test_out_of_memory_is_an_error_that_names_the_group(ep_lib):
+def test_out_of_memory_is_an_error_that_names_the_group(ep_lib, disk_dir):
     """Where the packed copy or a call's accumulators do not fit, the error names the node and what
     did not fit; the process never crashes. Address-space limits rise in steps from where ORT
     itself cannot load the model to where everything fits; somewhere between, only our allocation fails."""
-    (REPO / "build").mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=REPO / "build") as directory:
-        path = big_group(pathlib.Path(directory))
-        outcomes = []
-        for extra_mib in range(150, 651, 50):
-            outcomes.append(oom_outcome(path, "create", str(extra_mib)))
-            if outcomes[-1] == "OUTCOME created":
-                break
-        print("\n".join(outcomes))
-        ours = [o for o in outcomes if "MatMul 'big': out of memory packing its weights" in o]
-        assert ours and outcomes[-1] == "OUTCOME created", outcomes
-        assert all(o in ours or "bad_alloc" in o or o == "OUTCOME created" for o in outcomes), outcomes
-        run = oom_outcome(path, "run")
-        assert "MatMul 'big'" in run and "out of memory for a call of 2048 rows (134217728 bytes" in run, run
+    path = big_group(disk_dir)
+    outcomes = []
+    for extra_mib in range(150, 651, 50):
+        outcomes.append(oom_outcome(path, "create", str(extra_mib)))
+        if outcomes[-1] == "OUTCOME created":
+            break
+    print("\n".join(outcomes))
+    ours = [o for o in outcomes if "MatMul 'matmul': out of memory packing its weights" in o]
+    assert ours and outcomes[-1] == "OUTCOME created", outcomes
+    assert all(o in ours or "bad_alloc" in o or o == "OUTCOME created" for o in outcomes), outcomes
+    run = oom_outcome(path, "run")
+    assert "MatMul 'matmul'" in run and "out of memory for a call of 2048 rows (134217728 bytes" in run, run
