@@ -8,6 +8,7 @@
 import Benchmark from 'benchmark';
 import * as ort from 'onnxruntime-node';
 
+import { makeFeeds } from '../dist/cli/inputs.js';
 import { onebit } from '../dist/index.mjs';
 import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../dist/model/onnx_graph.js';
 import { randomStream } from '../dist/model/projection_stack.js';
@@ -57,14 +58,6 @@ function groupModel(K, N, form) {
   });
 }
 
-function feed(form, M, K) {
-  const next = randomStream(M * 31 + K);
-  if (form === 'fp32') return { x: new ort.Tensor('float32', new Float32Array(M * K).map(() => next() / 2 ** 31 - 1), [M, K]) };
-  const data = form === 's8' ? new Int8Array(M * K) : new Uint8Array(M * K);
-  data.forEach((_, i) => (data[i] = next() & 0xff));
-  return { x: new ort.Tensor(form === 's8' ? 'int8' : 'uint8', data, [M, K]) };
-}
-
 const arms = [
   { name: 'onebit s8', form: 's8', ep: 'onebit' },
   { name: 'ORT s8 (unfused)', form: 's8', ep: 'cpu' },
@@ -88,8 +81,8 @@ for (const [K, N] of shapes) {
   for (const M of rowsList) {
     const suite = new Benchmark.Suite();
     for (const arm of arms) {
-      const feeds = feed(arm.form, M, K);
       const session = sessions[arm.name];
+      const feeds = makeFeeds(ort.Tensor, session.inputMetadata, M);
       suite.add(arm.name, { defer: true, fn: (deferred) => session.run(feeds).then(() => deferred.resolve()), minSamples: smoke ? 2 : 20, maxTime: smoke ? 0.05 : 2 });
     }
     await runSuite(suite);
