@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "epilogue.h"
-#include "gemm_q8_kernels.h"
+#include "kernels/epilogue.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace {
 

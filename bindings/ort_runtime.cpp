@@ -9,21 +9,19 @@
 #include <mutex>
 
 #include "js_error.h"
+#include "onebit_ep.h"
 
 namespace onebit::node {
 
 namespace {
 
-constexpr const char* kEpName = "OnebitExecutionProvider";
-constexpr const char* kRegistrationName = "onebit";
+constexpr const char* kEpName = ONEBIT_EP_NAME;
+constexpr const char* kRegistrationName = ONEBIT_EP_REGISTRATION_NAME;
 
-// Mirrors the struct OnebitEp_GetCounters fills (ep/counters_export.cpp).
-struct EpCounter {
-  const char* name;
-  uint64_t value;
-};
-using GetCountersFn = int64_t (*)(const char*, EpCounter*, size_t);
-using ApiVersionFn = int (*)();
+// The library is opened with dlopen: its entry points are reached through pointers of the
+// header's types.
+using GetCountersFn = decltype(&OnebitEp_GetCounters);
+using ApiVersionFn = decltype(&OnebitEp_OrtApiVersion);
 
 std::mutex load_mutex;
 OrtRuntime* loaded = nullptr;
@@ -101,10 +99,10 @@ bool OrtRuntime::counters(const std::string& session_id, CounterList& out) const
   auto read = reinterpret_cast<GetCountersFn>(get_counters);
   const int64_t count = read(session_id.c_str(), nullptr, 0);
   if (count < 0) return false;
-  std::vector<EpCounter> raw(static_cast<size_t>(count));
+  std::vector<OnebitEpCounter> raw(static_cast<size_t>(count));
   read(session_id.c_str(), raw.data(), raw.size());
   out.clear();
-  for (const EpCounter& c : raw) out.emplace_back(c.name, c.value);
+  for (const OnebitEpCounter& c : raw) out.emplace_back(c.name, c.value);
   return true;
 }
 

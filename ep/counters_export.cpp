@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small C entry point beside the ORT factory functions, so a host (our Node addon) can read a
-// live session's counters as numbers instead of parsing the trace line. Sessions are named by the
+// The library's own C entry points (include/onebit_ep.h) beside the ORT factory functions, so a
+// host (our Node addon) can read a live session's counters as numbers instead of parsing the trace line. Sessions are named by the
 // `session_id` provider option the host passes; the registry only holds sessions that have one.
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "onebit_ep.h"
 #include "ort_api.h"
 #include "session_counters.h"
 
@@ -39,20 +40,11 @@ void withdraw_session_counters(const std::string& session_id) {
 
 extern "C" {
 
-// One named counter; names are static strings owned by the library.
-struct OnebitEpCounter {
-  const char* name;
-  uint64_t value;
-};
+int OnebitEp_OrtApiVersion(void) { return ORT_API_VERSION; }
 
-// The ORT API version this library was built against (it asks the runtime for exactly this one).
-__attribute__((visibility("default"))) int OnebitEp_OrtApiVersion() { return ORT_API_VERSION; }
+const char* OnebitEp_Version(void) { return ONEBIT_EP_VERSION; }
 
-// Writes up to `capacity` counters of the session named `session_id` (or, for a null or empty id,
-// the process-wide sums) into `out`. Returns how many counters exist, or -1 when no live session
-// has that id. Call with capacity 0 to ask for the count.
-__attribute__((visibility("default"))) int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out,
-                                                                    size_t capacity) {
+int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out, size_t capacity) {
   std::lock_guard lock(onebit::registry_mutex);
   const onebit::Counters* counters = &onebit::process_counters();
   if (session_id != nullptr && *session_id != '\0') {

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 #include "npu/design_cache.h"
 #include "npu/device_select.h"
 

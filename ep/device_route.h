@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ep_options.h"
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 #include "npu/device.h"
 #include "npu/device_gemm.h"
 #include "npu/lock_policy.h"

@@ -4,14 +4,14 @@
 #include <map>
 #include <string>
 
-#include "onebit_ep.h"
+#include "execution_provider.h"
 
 namespace onebit {
 
 namespace {
 
 constexpr const char* kVendor = "onebit";
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = ONEBIT_EP_VERSION;
 
 const char* ORT_API_CALL factory_name(const OrtEpFactory*) noexcept { return kEpName; }
 const char* ORT_API_CALL factory_vendor(const OrtEpFactory*) noexcept { return kVendor; }

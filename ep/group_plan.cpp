@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "page_out.h"
+#include "kernels/page_out.h"
 
 namespace onebit {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "epilogue.h"
-#include "gemm_q8.h"
+#include "kernels/epilogue.h"
+#include "kernels/gemm_q8.h"
 #include "group_match.h"
 
 namespace onebit {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 #include "probes/probe_operands.h"
 
 namespace onebit::probes {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "epilogue.h"
+#include "kernels/epilogue.h"
 
 namespace onebit::probes {
 

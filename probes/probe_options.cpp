@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 #include "npu/design.h"
 
 namespace onebit::probes {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 #include "npu/device_select.h"
 #include "probes/device_path.h"
 #include "probes/host_path.h"

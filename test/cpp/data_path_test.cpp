@@ -14,8 +14,8 @@
 #include <tuple>
 #include <vector>
 
-#include "epilogue.h"
-#include "gemm_q8.h"
+#include "kernels/epilogue.h"
+#include "kernels/gemm_q8.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 

@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "epilogue.h"
+#include "kernels/epilogue.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 

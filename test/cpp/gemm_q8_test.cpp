@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "page_out.h"
+#include "kernels/page_out.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "quant_types.h"
+#include "kernels/quant_types.h"
 
 namespace onebit_test {
 

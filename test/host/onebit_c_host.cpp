@@ -4,6 +4,7 @@
 // the output. test/python/test_c_host.py checks what it prints against exact arithmetic.
 #include <dlfcn.h>
 #include <onnxruntime_c_api.h>
+#include <onebit_ep.h>
 
 #include <cstdio>
 #include <cstring>
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
   check(api->GetEpDevices(env, &devices, &num_devices), "GetEpDevices");
   std::vector<const OrtEpDevice*> ours;
   for (size_t i = 0; i < num_devices; ++i)
-    if (std::strcmp(api->EpDevice_EpName(devices[i]), "OnebitExecutionProvider") == 0) ours.push_back(devices[i]);
+    if (std::strcmp(api->EpDevice_EpName(devices[i]), ONEBIT_EP_NAME) == 0) ours.push_back(devices[i]);
   std::printf("devices: %zu\n", ours.size());
   if (ours.empty()) return 1;
 

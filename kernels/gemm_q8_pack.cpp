@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 
 namespace onebit {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Portable gemm_q8: the reference every faster kernel must match bit for bit.
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace onebit {
 

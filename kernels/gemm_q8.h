@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "huge_page_allocator.h"
-#include "quant_types.h"
+#include "kernels/huge_page_allocator.h"
+#include "kernels/quant_types.h"
 
 namespace onebit {
 

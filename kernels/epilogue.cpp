@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "epilogue.h"
+#include "kernels/epilogue.h"
 
 #include <algorithm>
 #include <cmath>

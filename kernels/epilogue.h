@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "quant_types.h"
+#include "kernels/quant_types.h"
 
 namespace onebit {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "page_out.h"
+#include "kernels/page_out.h"
 
 #include <cstdint>
 

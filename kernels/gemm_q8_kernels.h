@@ -2,7 +2,7 @@
 // The kernel family behind gemm_q8_blocks, each with the same contract. The portable kernel is
 // the reference every other one must match bit for bit; the tests run them all.
 #pragma once
-#include "gemm_q8.h"
+#include "kernels/gemm_q8.h"
 
 namespace onebit {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace onebit {
 

@@ -2,12 +2,13 @@
 // One EP instance per session: claims quantized MatMul groups and compiles them.
 #pragma once
 #include "ep_options.h"
+#include "onebit_ep.h"
 #include "ort_api.h"
 #include "session_context.h"
 
 namespace onebit {
 
-constexpr const char* kEpName = "OnebitExecutionProvider";
+constexpr const char* kEpName = ONEBIT_EP_NAME;
 
 class OnebitEp : public OrtEp {
  public:

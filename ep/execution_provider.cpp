@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "onebit_ep.h"
+#include "execution_provider.h"
 
 #include <cstdio>
 #include <new>

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "gemm_q8_kernels.h"
+#include "kernels/gemm_q8_kernels.h"
 
 #define ONEBIT_AVX2 __attribute__((target("avx2")))
 
