@@ -10,7 +10,7 @@
 
 #include "onebit_ep.h"
 #include "ort_api.h"
-#include "session_counters.h"
+#include "counters_export.h"
 
 namespace onebit {
 

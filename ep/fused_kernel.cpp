@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fused_kernel.h"
 
-#include <algorithm>
 #include <new>
 #include <string>
 #include <vector>
+
+#include "engine/group_call.h"
 
 namespace onebit {
 
@@ -56,97 +57,41 @@ OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeCon
 
 void ORT_API_CALL release_state(OrtNodeComputeInfo*, void*) noexcept {}
 
-// One call's work, split by column blocks so the session's intra-op threads share it. Each
-// task computes its columns' accumulators and runs the epilogue on them while they are hot.
-struct ColumnJob {
-  const GroupPlan* plan;
-  const PackedWeights* weights;
-  const PreparedActivation* x;
-  int32_t* acc;  // M×N
-  void* y;       // M×N outputs
-  int64_t blocks_per_task;
-
-  void run(size_t task) const {
-    const int64_t b0 = static_cast<int64_t>(task) * blocks_per_task;
-    const int64_t b1 = std::min(b0 + blocks_per_task, weights->n_blocks());
-    gemm_q8_blocks(*x, *weights, b0, b1, acc, plan->N);
-    plan->epilogue.apply_columns(acc, x->M, plan->N, b0 * kBlockN, std::min(b1 * kBlockN, plan->N), y);
-  }
-};
-
-void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job)->run(task); }
-
-// Enough tasks to balance a few threads, few enough that each streams a long run of weights.
-constexpr int64_t kTasksPerCall = 16;
-
-void count_route(Counters& counters, RouteReason reason) {
-  switch (reason) {
-    case RouteReason::RowsPolicy: count(counters, Counter::HostRowsPolicy); break;
-    case RouteReason::Routes: count(counters, Counter::HostRoutes); break;
-    case RouteReason::DesignsFailed:
-    case RouteReason::Fallback: count(counters, Counter::DeviceFallbacks); break;
-    case RouteReason::Busy: count(counters, Counter::DeviceBusy); break;
-    case RouteReason::Device: count(counters, Counter::DeviceCalls); break;
-    case RouteReason::NoDevice: break;
-  }
+// Runs the engine's tasks on the session's intra-op threads.
+TaskRunner intra_op_tasks(OrtKernelContext* context) {
+  return [context](void (*task)(void*, size_t), size_t count, void* job) {
+    check(ort().KernelContext_ParallelFor(context, task, count, 0, job));
+  };
 }
 
-void count_device_call(Counters& counters, const npu::CallStats& stats) {
-  count(counters, Counter::DeviceLaunches, stats.launches);
-  count(counters, Counter::ABytesSynced, stats.a_bytes_synced);
-  count(counters, Counter::CBytesSynced, stats.c_bytes_synced);
-  count(counters, stats.c_whole ? Counter::CSyncsWhole : Counter::CSyncsNarrowed);
+void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t start_us, const CallResult& call) {
+  TraceEvent event;
+  event.node = plan.name;
+  event.K = plan.K;
+  event.N = plan.N;
+  event.rows = rows;
+  event.on_device = call.on_device();
+  event.reason = route_reason_name(call.reason);
+  event.start_us = start_us;
+  event.duration_us = call.ns / 1000;
+  event.launches = call.device_stats.launches;
+  event.a_bytes = call.device_stats.a_bytes_synced;
+  event.c_bytes = call.device_stats.c_bytes_synced;
+  event.c_whole = call.device_stats.c_whole;
+  file.record(event);
 }
 
-// One batch entry: M rows against one packed weight, on the device when the route allows and
-// the device succeeds, else on the host; then the epilogue into y.
-void run_batch(FusedKernel& kernel, OrtKernelContext* context, const PackedWeights& w, const Activation& a,
-               int32_t* acc, void* y) {
+// One batch entry through the engine, then its counters, a warning for a device failure, and
+// its trace event.
+void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, int32_t* acc, void* y) {
   SessionContext& session = kernel.session;
-  const GroupPlan& plan = kernel.plan;
-  const uint64_t start = trace_clock_us();
-  const PreparedActivation prepared = prepare_activation(a, plan.K);
-  const bool single = plan.weights.size() == 1;
-  RouteReason reason = single ? choose_route(session.device.get(), kernel.device, session.options, session.routes,
-                                             plan.K, plan.N, a.M)
-                              : RouteReason::NoDevice;
-  DeviceCallResult device_call;
-  if (reason == RouteReason::Device) {
-    device_call = run_on_device(*session.device, kernel.device, prepared, w, acc);
-    reason = device_call.reason;
-    if (reason == RouteReason::Fallback)
-      log(session.logger, ORT_LOGGING_LEVEL_WARNING, "onebit: " + plan.name + ": device call failed, ran on the host: " +
-                                                         device_call.error);
-  }
-  count_route(session.counters, reason);
-  if (reason == RouteReason::Device) {
-    count_device_call(session.counters, device_call.stats);
-    plan.epilogue.apply(acc, a.M, plan.N, y);
-  } else {
-    const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
-    const ColumnJob job{&plan, &w, &prepared, acc, y, per_task};
-    const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
-    check(ort().KernelContext_ParallelFor(context, run_column_task, tasks, 0, const_cast<ColumnJob*>(&job)));
-  }
-  const uint64_t elapsed = trace_clock_us() - start;
-  const bool on_device = reason == RouteReason::Device;
-  count(session.counters, on_device ? Counter::DeviceNs : Counter::HostNs, elapsed * 1000);
-  if (session.trace_file) {
-    TraceEvent event;
-    event.node = plan.name;
-    event.K = plan.K;
-    event.N = plan.N;
-    event.rows = a.M;
-    event.on_device = on_device;
-    event.reason = route_reason_name(reason);
-    event.start_us = start;
-    event.duration_us = elapsed;
-    event.launches = device_call.stats.launches;
-    event.a_bytes = device_call.stats.a_bytes_synced;
-    event.c_bytes = device_call.stats.c_bytes_synced;
-    event.c_whole = device_call.stats.c_whole;
-    session.trace_file->record(event);
-  }
+  const uint64_t start_us = trace_clock_us();
+  const CallResult call = run_call(kernel.plan, site, batch, a, acc, y);
+  if (call.reason == RouteReason::Fallback)
+    log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+        "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
+  count_call(session.counters, call);
+  if (session.trace_file) trace_call(*session.trace_file, kernel.plan, a.M, start_us, call);
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
@@ -167,12 +112,13 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     check(ort().GetTensorData(x, &x_data));
     check(ort().GetTensorMutableData(y, &y_data));
 
+    const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
       for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
         const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-        run_batch(kernel, context, plan.weights[b], a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+        run_batch(kernel, site, b, a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
@@ -184,8 +130,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, GroupDevice d, SessionContext& s)
-    : OrtNodeComputeInfo{}, plan(std::move(p)), device(std::move(d)), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, SessionContext& s) : OrtNodeComputeInfo{}, plan(std::move(p)), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

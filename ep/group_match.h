@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Finds the quantized MatMul group around an anchor node (MatMul, Gemm, QLinearMatMul,
 // MatMulInteger): which nodes to fuse and which value plays which role. Structure only;
-// the values themselves are checked by read_group_params (group_plan.h).
+// the values themselves are checked by read_group (group_plan.h).
 #pragma once
 #include <string>
 #include <variant>

@@ -204,7 +204,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 GroupPlan pack_group(GroupSource src) {
   GroupPlan plan = std::move(src.plan);
   const int64_t per_batch = plan.K * plan.N;
-  const size_t batches = src.w.count() / static_cast<size_t>(per_batch);
+  const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);
   const int32_t* zp = src.w_zero_points.empty() ? nullptr : src.w_zero_points.data();
   for (size_t b = 0; b < batches; ++b)

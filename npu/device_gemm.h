@@ -82,7 +82,6 @@ class DeviceGemm {
   std::span<const uint32_t> block_sizes() const { return block_sizes_; }
   const GemmSetupStats& setup_stats() const { return setup_; }
   // Rows the A and C BOs currently hold.
-  uint32_t capacity_rows() const { return capacity_rows_; }
 
  private:
   DeviceGemm(Device& device, const GemmOptions& options) : device_(device), options_(options) {}

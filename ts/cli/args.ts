@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { OnebitOptionError } from '../errors.js';
+import { nativeConstants } from '../native.js';
 
 export const USAGE = `usage: onebit-run [model.onnx] [options]
 
@@ -20,6 +21,13 @@ options:
   --help             print this text`;
 
 export class UsageError extends OnebitOptionError {}
+
+/** A --device value, checked against the EP's device options. */
+export function deviceOption(value: string | undefined): 'auto' | 'emu' | 'none' {
+  const devices = nativeConstants().deviceOptions;
+  if (value === undefined || !devices.includes(value)) throw new UsageError(`--device takes ${devices.join(', ')}, got '${value ?? ''}'`);
+  return value as 'auto' | 'emu' | 'none';
+}
 
 export interface RunArgs {
   model?: string;
@@ -61,8 +69,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
       }
       case '--device': {
         const device = value();
-        if (device !== 'auto' && device !== 'emu' && device !== 'none') throw new UsageError(`--device takes auto, emu or none, got '${device ?? ''}'`);
-        args.device = device;
+        args.device = deviceOption(device);
         break;
       }
       default:

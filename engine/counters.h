@@ -59,8 +59,4 @@ inline void count(Counters& session, Counter c, uint64_t n = 1) {
   process_counters().add(c, n);
 }
 
-// Makes a session's counters readable through OnebitEp_GetCounters under its `session_id` option.
-void publish_session_counters(const std::string& session_id, const Counters* counters);
-void withdraw_session_counters(const std::string& session_id);
-
 }  // namespace onebit

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "ep_options.h"
+#include "engine/ep_options.h"
 
 #include <cstdlib>
 #include <stdexcept>
+
+#include "npu/device_select.h"
+#include "npu/lock_policy.h"
 
 namespace onebit {
 
 namespace {
 
-constexpr const char* kValidKeys =
-    "device, min_device_rows, designs_dir, routes, device_lock, device_timeout_ms, trace, session_id";
+std::string valid_keys() {
+  std::string list;
+  for (const char* key : kOptionKeys) list += (list.empty() ? "" : ", ") + std::string(key);
+  return list;
+}
 
 std::invalid_argument bad_value(const std::string& key, const std::string& value, const std::string& valid) {
   return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
@@ -43,7 +49,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   EpOptions options;
   for (const auto& [key, value] : entries) {
     if (key == "device") {
-      if (value != "auto" && value != "emu" && value != "none") throw bad_value(key, value, "auto, emu or none");
+      if (!npu::is_device_option(value)) throw bad_value(key, value, npu::kDeviceOptionsText);
       options.device = value;
     } else if (key == "min_device_rows") {
       options.min_device_rows = parse_int(key, value, 0);
@@ -52,7 +58,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
     } else if (key == "routes") {
       options.routes = value;
     } else if (key == "device_lock") {
-      if (value != "call" && value != "session") throw bad_value(key, value, "call or session");
+      if (!npu::lock_policy_from_name(value)) throw bad_value(key, value, "call or session");
       options.device_lock = value;
     } else if (key == "device_timeout_ms") {
       options.device_timeout_ms = parse_int(key, value, 1);
@@ -61,7 +67,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
     } else if (key == "session_id") {
       options.session_id = value;
     } else {
-      throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + kValidKeys);
+      throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());
     }
   }
   const char* env = std::getenv("ONEBIT_EP_TRACE");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session_counters.h"
+#include "engine/counters.h"
 
 namespace onebit {
 
