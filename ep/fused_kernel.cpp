@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/batch_broadcast.h"
 #include "engine/group_call.h"
 
 namespace onebit {
@@ -34,8 +35,16 @@ ONNXTensorElementDataType element_type_of(QType t) {
   return t == QType::Int8 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
 }
 
-// Checks the activation against what was compiled; returns the rows per batch entry (M).
-int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
+// How one call maps onto the packed weights: M rows per entry, the output's dims, and for a
+// batched weight which activation entry meets which weight entry (ONNX MatMul broadcasting).
+struct CallShape {
+  int64_t M = 0;
+  std::vector<int64_t> y_dims;
+  BatchBroadcast batches;  // a 2-D weight: one entry, 0 with 0
+};
+
+// Checks the activation against what was compiled.
+CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
   auto fail = [&](const std::string& why) {
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
@@ -43,11 +52,24 @@ int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
   if (x.type != element_type_of(plan.x_type)) fail("has the wrong type; compiled for " + type_name(element_type_of(plan.x_type)));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
   if (x.dims.back() != plan.K) fail("does not match the weight's K=" + std::to_string(plan.K));
-  for (size_t i = 0; i < plan.batch.size(); ++i)
-    if (x.dims[i] != plan.batch[i]) fail("does not match the weight's batch dims " + shape_string(plan.batch));
-  int64_t rows = 1;
-  for (size_t i = plan.batch.size(); i + 1 < x.dims.size(); ++i) rows *= x.dims[i];
-  return rows;
+  CallShape shape;
+  if (plan.batch.empty()) {
+    // A 2-D weight: every leading dim is rows.
+    shape.M = 1;
+    for (size_t i = 0; i + 1 < x.dims.size(); ++i) shape.M *= x.dims[i];
+    shape.batches = {{}, {0}, {0}};
+    shape.y_dims = x.dims;
+  } else {
+    const std::vector<int64_t> x_batch(x.dims.begin(), x.dims.end() - 2);
+    auto batches = broadcast_batches(x_batch, plan.batch);
+    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(plan.batch));
+    shape.M = x.dims[x.dims.size() - 2];
+    shape.batches = std::move(*batches);
+    shape.y_dims = shape.batches.dims;
+    shape.y_dims.insert(shape.y_dims.end(), {shape.M, plan.K});
+  }
+  shape.y_dims.back() = plan.N;
+  return shape;
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -100,13 +122,10 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     const GroupPlan& plan = kernel.plan;
     const OrtValue* x = nullptr;
     check(ort().KernelContext_GetInput(context, 0, &x));
-    const TensorShape x_shape = shape_of(x);
-    const int64_t M = rows_of(plan, x_shape);
-
-    std::vector<int64_t> y_dims = x_shape.dims;
-    y_dims.back() = plan.N;
+    const CallShape shape = call_shape(plan, shape_of(x));
+    const int64_t M = shape.M;
     OrtValue* y = nullptr;
-    check(ort().KernelContext_GetOutput(context, 0, y_dims.data(), y_dims.size(), &y));
+    check(ort().KernelContext_GetOutput(context, 0, shape.y_dims.data(), shape.y_dims.size(), &y));
     const void* x_data = nullptr;
     void* y_data = nullptr;
     check(ort().GetTensorData(x, &x_data));
@@ -116,9 +135,10 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     try {
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
-      for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-        run_batch(kernel, site, b, a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+      for (size_t o = 0; o < shape.batches.x_entry.size() && M > 0; ++o) {
+        const Activation a{static_cast<const uint8_t*>(x_data) + shape.batches.x_entry[o] * M * plan.K, plan.x_type,
+                           plan.x_zero_point, M};
+        run_batch(kernel, site, shape.batches.w_entry[o], a, acc.data(), static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/batch_broadcast.h"
 #include "kernels/page_out.h"
 
 namespace onebit {
@@ -72,10 +73,11 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
               std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
   const int64_t k = x.shape->back();
   require(k < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
-  for (size_t i = 0; i < plan.batch.size(); ++i) {
-    const int64_t d = (*x.shape)[i];
-    require(d < 0 || d == plan.batch[i], "activation '" + m.x + "' batch dims " + shape_string(*x.shape) +
-                                             " do not match the weight's " + shape_string(plan.batch));
+  if (!plan.batch.empty()) {
+    const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
+    require(batches_may_broadcast(x_batch, plan.batch), "activation '" + m.x + "' batch dims " +
+                                                            shape_string(*x.shape) + " do not broadcast with the weight's " +
+                                                            shape_string(plan.batch));
   }
   plan.x_zero_point = scalar_zero_point(g, m.x_zero_point, plan.x_type, "activation zero point");
 }
@@ -97,7 +99,6 @@ void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   require(plan.K > 0 && plan.N > 0, "weight '" + m.w + "' is empty " + shape_string(shape));
   require(plan.K <= kMaxK, "weight '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
                                " (int32 accumulators could overflow)");
-  if (!plan.batch.empty()) plan.min_rank = plan.max_rank = shape.size();
 
   if (m.w_zero_point.empty()) return;
   ConstTensor zp = need_constant(g, m.w_zero_point, "weight zero point");

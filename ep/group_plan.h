@@ -19,7 +19,7 @@ struct UnsupportedGroup : std::invalid_argument {
 
 // The engine's group plus what Compute checks each activation against.
 struct GroupPlan : FusedGroup {
-  std::vector<int64_t> batch;  // leading dims of a batched weight; empty for a 2-D weight
+  std::vector<int64_t> batch;  // leading dims of a batched weight (broadcast against the activation's)
   size_t min_rank = 2;         // accepted activation ranks
   size_t max_rank = 4;
 };
