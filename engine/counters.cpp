@@ -12,6 +12,7 @@ constexpr CounterName kNames[] = {
     {"host_routes", "host routes"},
     {"device_fallbacks", "device fallbacks"},
     {"device_busy", "device-busy"},
+    {"device_breaker_skips", "device-breaker skips"},
     {"device_calls", "device calls"},
     {"device_launches", "launches"},
     {"a_bytes_synced", "A bytes"},

@@ -15,6 +15,7 @@ enum class Counter {
   HostRoutes,       // calls kept on the host by the routes table
   DeviceFallbacks,  // calls meant for the device that ran on the host after a device error
   DeviceBusy,       // calls that found the device held by another process
+  DeviceBreakerSkips,  // calls kept on the host while the device's circuit breaker is open
   DeviceCalls,      // calls that ran on the device
   DeviceLaunches,
   ABytesSynced,

@@ -24,8 +24,13 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
   CallResult result;
   const bool has_device = site.device != nullptr && g.weights.size() == 1;
   result.reason = choose_route(*site.policy, has_device, g.device.gemm != nullptr, g.K, g.N, x.M);
+  if (result.reason == RouteReason::Device && !site.device->breaker().allow()) result.reason = RouteReason::BreakerOpen;
   if (result.reason == RouteReason::Device) {
     DeviceCall call = run_on_device(*site.device, g.device, prepared, w, acc);
+    DeviceBreaker& breaker = site.device->breaker();
+    if (call.reason == RouteReason::Device) breaker.record_success();
+    else if (call.reason == RouteReason::Fallback) breaker.record_failure();
+    else breaker.record_not_tried();
     result.reason = call.reason;
     result.device_stats = call.stats;
     result.device_error = std::move(call.error);
@@ -47,6 +52,7 @@ void count_call(Counters& counters, const CallResult& call) {
     case RouteReason::Routes: count(counters, Counter::HostRoutes); break;
     case RouteReason::DesignsFailed:
     case RouteReason::Fallback: count(counters, Counter::DeviceFallbacks); break;
+    case RouteReason::BreakerOpen: count(counters, Counter::DeviceBreakerSkips); break;
     case RouteReason::Busy: count(counters, Counter::DeviceBusy); break;
     case RouteReason::Device: count(counters, Counter::DeviceCalls); break;
     case RouteReason::NoDevice: break;

@@ -9,6 +9,7 @@ const char* route_reason_name(RouteReason reason) {
     case RouteReason::RowsPolicy: return "rows<min_device_rows";
     case RouteReason::Routes: return "routes";
     case RouteReason::DesignsFailed: return "designs-failed";
+    case RouteReason::BreakerOpen: return "device-breaker-open";
     case RouteReason::Busy: return "device-busy";
     case RouteReason::Fallback: return "device-fallback";
     case RouteReason::Device: return "device";

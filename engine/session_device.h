@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/device_breaker.h"
 #include "engine/ep_options.h"
 #include "npu/design_cache.h"
 #include "npu/device.h"
@@ -25,6 +26,7 @@ class SessionDevice {
   npu::DeviceLease& lease() { return *lease_; }
   const npu::DesignCache& cache() const { return *cache_; }
   const npu::GemmOptions& gemm_options() const { return gemm_options_; }
+  DeviceBreaker& breaker() { return breaker_; }
   std::string description() const;
 
  private:
@@ -33,6 +35,7 @@ class SessionDevice {
   std::unique_ptr<npu::DeviceLease> lease_;
   std::unique_ptr<npu::DesignCache> cache_;
   npu::GemmOptions gemm_options_;
+  DeviceBreaker breaker_;
 };
 
 }  // namespace onebit

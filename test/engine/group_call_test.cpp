@@ -130,5 +130,33 @@ TEST_F(GroupCall, FewRowsStayOnTheHostAndAFailedLaunchFallsBackExactly) {
   EXPECT_EQ(counters.get(Counter::DeviceCalls), 0u);
 }
 
+TEST_F(GroupCall, AStuckDeviceOpensTheBreakerAndLaterCallsSkipIt) {
+  const int64_t M = 9;
+  const Operands ops(M);
+  FusedGroup g = ops.group();
+  EpOptions options;
+  options.device = "emu";
+  options.designs_dir = tmp_.file("designs");
+  options.device_timeout_ms = 100;
+  auto device = SessionDevice::open(options, tmp_.file("lock"));
+  Counters counters;
+  g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+  RoutePolicy policy;
+  policy.min_device_rows = 1;
+  npu::set_injected_failure(npu::InjectedFailure::kTimeout);
+  std::vector<int32_t> acc(M * N), y(M * N);
+  for (int i = 0; i < DeviceBreaker::kFailuresToOpen + 2; ++i) {
+    const CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+    EXPECT_EQ(call.reason, i < DeviceBreaker::kFailuresToOpen ? RouteReason::Fallback : RouteReason::BreakerOpen) << i;
+    EXPECT_EQ(y, ops.reference(M)) << i;
+    if (call.reason == RouteReason::BreakerOpen) {
+      EXPECT_LT(call.ns, 50'000'000u) << "a skipped call waited";
+    }
+    count_call(counters, call);
+  }
+  EXPECT_EQ(counters.get(Counter::DeviceFallbacks), uint64_t(DeviceBreaker::kFailuresToOpen));
+  EXPECT_EQ(counters.get(Counter::DeviceBreakerSkips), 2u);
+}
+
 }  // namespace
 }  // namespace onebit

@@ -29,7 +29,7 @@ TEST(RoutePolicy, RoutesTableThenDesigns) {
 
 TEST(RoutePolicy, EveryReasonHasAName) {
   for (RouteReason r : {RouteReason::NoDevice, RouteReason::RowsPolicy, RouteReason::Routes, RouteReason::DesignsFailed,
-                        RouteReason::Busy, RouteReason::Fallback, RouteReason::Device})
+                        RouteReason::BreakerOpen, RouteReason::Busy, RouteReason::Fallback, RouteReason::Device})
     EXPECT_STRNE(route_reason_name(r), "");
 }
 
