@@ -57,12 +57,16 @@ struct Operands {
 class GroupCall : public ::testing::Test {
  protected:
   void TearDown() override { npu::set_injected_failure(npu::InjectedFailure::kNone); }
-  std::unique_ptr<SessionDevice> emu() {
+  // An emulated device for the session, and the group's device leg on it (designs + weights).
+  std::unique_ptr<SessionDevice> attach_emu(FusedGroup& g, const Operands& ops, Counters& counters,
+                                            int64_t timeout_ms = 5000) {
     EpOptions options;
     options.device = "emu";
     options.designs_dir = tmp_.file("designs");
-    options.device_timeout_ms = 5000;
-    return SessionDevice::open(options, tmp_.file("lock"));
+    options.device_timeout_ms = timeout_ms;
+    auto device = SessionDevice::open(options, tmp_.file("lock"));
+    g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+    return device;
   }
   onebit_npu_test::TempDir tmp_;
   onebit_npu_test::ScopedEnv no_device_override_{"ONEBIT_DEVICE", nullptr};
@@ -83,10 +87,8 @@ TEST_F(GroupCall, DeviceRouteEqualsTheHostAndIsCounted) {
   const int64_t M = 36;  // one m32 and one m4 launch
   const Operands ops(M);
   FusedGroup g = ops.group();
-  auto device = emu();
-  ASSERT_NE(device, nullptr);
   Counters counters;
-  g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+  auto device = attach_emu(g, ops, counters);
   ASSERT_NE(g.device.gemm, nullptr) << g.device.failure;
   RoutePolicy policy;
   std::vector<int32_t> acc(M * N), y(M * N);
@@ -107,9 +109,8 @@ TEST_F(GroupCall, FewRowsStayOnTheHostAndAFailedLaunchFallsBackExactly) {
   const int64_t M = 9;
   const Operands ops(M);
   FusedGroup g = ops.group();
-  auto device = emu();
   Counters counters;
-  g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+  auto device = attach_emu(g, ops, counters);
   RoutePolicy policy;
   policy.min_device_rows = 10;
   std::vector<int32_t> acc(M * N), y(M * N);
@@ -134,13 +135,8 @@ TEST_F(GroupCall, AStuckDeviceOpensTheBreakerAndLaterCallsSkipIt) {
   const int64_t M = 9;
   const Operands ops(M);
   FusedGroup g = ops.group();
-  EpOptions options;
-  options.device = "emu";
-  options.designs_dir = tmp_.file("designs");
-  options.device_timeout_ms = 100;
-  auto device = SessionDevice::open(options, tmp_.file("lock"));
   Counters counters;
-  g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+  auto device = attach_emu(g, ops, counters, 100);
   RoutePolicy policy;
   policy.min_device_rows = 1;
   npu::set_injected_failure(npu::InjectedFailure::kTimeout);
