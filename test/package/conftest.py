@@ -53,6 +53,17 @@ SUPPORTED_ORT = ["onnxruntime==1.24.4", "onnxruntime==1.30.0", "onnxruntime"]
 OLD_ORT = "onnxruntime==1.23.2"
 
 
+# What each fresh environment ran, printed at the end of the run (the unpinned one's version changes).
+SEEN: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if SEEN:
+        terminalreporter.section("package checks")
+        for line in SEEN:
+            terminalreporter.write_line(line)
+
+
 def make_venv(folder: pathlib.Path, *requirements: str) -> pathlib.Path:
     """A fresh virtual environment with exactly `requirements` (and their dependencies) installed;
     returns its python. This interpreter's pip installs into it: no pip bootstrap, no .pyc compile."""

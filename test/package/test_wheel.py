@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from conftest import REPO, SUPPORTED_ORT, header_define
+from conftest import REPO, SEEN, SUPPORTED_ORT, header_define
 
 GLIBC_FLOOR = (2, 28)  # what ORT itself needs: the wheel must not need more
 
@@ -48,6 +48,7 @@ def test_auditwheel_confirms_the_manylinux_tag(wheel):
     assert allowed, text
     assert wheel.name.endswith(f"-py3-none-{allowed.group(1)}.whl"), (wheel.name, text)
     assert (int(allowed.group(2)), int(allowed.group(3))) <= GLIBC_FLOOR, text
+    SEEN.append(f"auditwheel: {wheel.name} is consistent with {allowed.group(1)}")
 
 
 @pytest.mark.parametrize("ort_requirement", SUPPORTED_ORT)
@@ -76,4 +77,6 @@ def test_readme_example_runs_exactly_in_a_fresh_venv(tmp_path, venvs, qdq_case, 
     assert device["metadata"]["version"] == version, device  # the factory's GetVersion
     assert run["library_path"].startswith(str(python.parent.parent)) and run["library_path"].endswith("/libonebit_ep.so")
     assert device["metadata"].get("library_path", run["library_path"]) == run["library_path"], device
+    SEEN.append(f"{ort_requirement}: onnxruntime {run['ort_version']} ran the README example exactly on "
+                f"{run['providers'][0]} {version}")
     assert tuple(run["min_ort_version"]) == (1, run["library_api"]), (run["min_ort_version"], run["library_api"])
