@@ -81,8 +81,9 @@ def venvs(tmp_path_factory, wheel) -> dict[str, pathlib.Path]:
     root = tmp_path_factory.mktemp("venvs")
     requirements = SUPPORTED_ORT + [OLD_ORT]
     with concurrent.futures.ThreadPoolExecutor(len(requirements)) as pool:
-        pythons = pool.map(lambda i_r: make_venv(root / f"venv{i_r[0]}", i_r[1], str(wheel)),
-                           enumerate(requirements))
+        # Installed as the README says: by name, found in dist-py/ (pinned, so nothing else of that name).
+        ours = [f"onnxruntime-ep-onebit=={header_define('ONEBIT_EP_VERSION')}", "--find-links", str(wheel.parent)]
+        pythons = pool.map(lambda i_r: make_venv(root / f"venv{i_r[0]}", i_r[1], *ours), enumerate(requirements))
         return dict(zip(requirements, pythons))
 
 
