@@ -69,8 +69,10 @@ def make_venv(folder: pathlib.Path, *requirements: str) -> pathlib.Path:
     returns its python. This interpreter's pip installs into it: no pip bootstrap, no .pyc compile."""
     venv.create(folder, with_pip=False)
     python = folder / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
-                    "--disable-pip-version-check", *requirements], check=True, capture_output=True, timeout=600)
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
+                             "--disable-pip-version-check", *requirements], capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise RuntimeError(f"pip install {' '.join(requirements)} into {folder} failed:\n{result.stderr}")
     return python
 
 
