@@ -40,8 +40,6 @@ void withdraw_session_counters(const std::string& session_id) {
 
 extern "C" {
 
-int OnebitEp_OrtApiVersion(void) { return ORT_API_VERSION; }
-
 const char* OnebitEp_Version(void) { return ONEBIT_EP_VERSION; }
 
 int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out, size_t capacity) {

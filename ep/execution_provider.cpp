@@ -121,6 +121,7 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   GetCapability = get_capability;
   Compile = compile;
   ReleaseNodeComputeInfos = release_infos;
+  IsConcurrentRunSupported = [](OrtEp*, bool* yes) noexcept -> OrtStatus* { *yes = true; return nullptr; };  // test/ts/concurrency.test.ts
   session.options = std::move(opts);
   session.logger = log_to;
   session.device = SessionDevice::open(session.options);
