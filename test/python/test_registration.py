@@ -98,6 +98,7 @@ def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
 
 
 TRACE_KEYS = ["qdq runs", "groups", "host-rows policy", "host routes", "device fallbacks", "device-busy",
+              "device-breaker skips",
               "device calls", "launches", "A bytes", "C bytes", "C syncs narrowed", "C syncs whole",
               "designs built", "designs loaded", "designs failed", "host ns", "device ns"]
 
