@@ -5,34 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/activation_scale.h"
 #include "engine/group_call.h"
+#include "kernel_inputs.h"
 
 namespace onebit {
 
 namespace {
-
-struct TensorShape {
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> dims;
-};
-
-TensorShape shape_of(const OrtValue* value) {
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(ort().GetTensorTypeAndShape(value, &info));
-  TensorShape s;
-  size_t rank = 0;
-  OrtStatus* status = ort().GetTensorElementType(info, &s.type);
-  if (status == nullptr) status = ort().GetDimensionsCount(info, &rank);
-  s.dims.resize(rank);
-  if (status == nullptr && rank) status = ort().GetDimensions(info, s.dims.data(), rank);
-  ort().ReleaseTensorTypeAndShapeInfo(info);
-  check(status);
-  return s;
-}
-
-ONNXTensorElementDataType element_type_of(QType t) {
-  return t == QType::Int8 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-}
 
 // Checks the activation against what was compiled; returns the rows per batch entry (M).
 int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
@@ -83,10 +62,11 @@ void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t s
 
 // One batch entry through the engine, then its counters, a warning for a device failure, and
 // its trace event.
-void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, int32_t* acc, void* y) {
+void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, const Epilogue& epilogue,
+               int32_t* acc, void* y) {
   SessionContext& session = kernel.session;
   const uint64_t start_us = trace_clock_us();
-  const CallResult call = run_call(kernel.plan, site, batch, a, acc, y);
+  const CallResult call = run_call(kernel.plan, site, batch, a, epilogue, acc, y);
   if (call.reason == RouteReason::Fallback)
     log(session.logger, ORT_LOGGING_LEVEL_WARNING,
         "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
@@ -98,10 +78,17 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
     const GroupPlan& plan = kernel.plan;
-    const OrtValue* x = nullptr;
-    check(ort().KernelContext_GetInput(context, 0, &x));
+    const OrtValue* x = kernel_input(context, kernel.inputs.x);
     const TensorShape x_shape = shape_of(x);
     const int64_t M = rows_of(plan, x_shape);
+    // quantize_dynamic groups: this call's activation scale and zero point.
+    const int32_t x_zero_point = kernel.inputs.x_zero_point
+                                     ? read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan)
+                                     : plan.x_zero_point;
+    Epilogue per_call;
+    if (kernel.inputs.x_scale)
+      per_call = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
+    const Epilogue& epilogue = kernel.inputs.x_scale ? per_call : plan.epilogue;
 
     std::vector<int64_t> y_dims = x_shape.dims;
     y_dims.back() = plan.N;
@@ -117,8 +104,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
       for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-        run_batch(kernel, site, b, a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, x_zero_point, M};
+        run_batch(kernel, site, b, a, epilogue, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
@@ -130,7 +117,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, SessionContext& s) : OrtNodeComputeInfo{}, plan(std::move(p)), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, SessionContext& s)
+    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

@@ -2,6 +2,9 @@
 // Finds the quantized MatMul group around an anchor node (MatMul, Gemm, QLinearMatMul,
 // MatMulInteger): which nodes to fuse and which value plays which role. Structure only;
 // the values themselves are checked by read_group (group_plan.h).
+// DynamicMatMulInteger is quantize_dynamic's chain, MatMulInteger → Cast(float) →
+// Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
+// DynamicQuantizeLinear (left to ORT) and are read per call.
 #pragma once
 #include <string>
 #include <variant>
@@ -11,7 +14,7 @@
 
 namespace onebit {
 
-enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger };
+enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger, DynamicMatMulInteger };
 
 struct GroupMatch {
   GroupKind kind = GroupKind::QdqMatMul;
