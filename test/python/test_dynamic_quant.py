@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Dynamically quantized models (onnxruntime.quantization.quantize_dynamic).
+
+quantize_dynamic turns each MatMul into DynamicQuantizeLinear(x) -> MatMulInteger(x_q, W_q, x_zp,
+w_zp) -> Cast(float) -> Mul(., Mul(x_scale, w_scale)) [-> Add(bias)]. The EP claims everything from
+the MatMulInteger on and reads x_scale and x_zp per call; DynamicQuantizeLinear stays with ORT (one
+DQL usually feeds several MatMuls, e.g. Q, K and V). Checked here, on models quantized in the test:
+
+- every MatMulInteger group runs on the EP (trace counters and ORT's node assignment);
+- the output equals, bit for bit, the EP contract computed from the same integers:
+  acc = (x_q - x_zp)·(W_q - w_zp) exact, p[n] = float32(x_scale·w_scale[n]) (the model's Mul),
+  y = float32(float64(acc)·p[n] + bias[n]), with x_q, x_scale, x_zp from ONNX's reference
+  DynamicQuantizeLinear (onnx.reference), so the DQL ORT ran is checked too;
+- ORT's own CPU EP (which runs its fused DynamicQuantizeMatMul) is within ORT_BOUND.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+from ep_session import assert_exact, record_measurement, run_cpu, run_with_ep
+
+# ORT computes float32(float32(acc) * p) (+ bias in float32): up to three float32 roundings where
+# the EP rounds once, so |EP - ORT| <= 4 float32 ulps of the terms' magnitude.
+ORT_ULPS = 4
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def float_model(x_shape, weights, bias=None, seed=0) -> onnx.ModelProto:
+    """x -> MatMul(x, W_i) [+ bias_i] for each weight, all on the same x (so one DQL feeds all)."""
+    rng = np.random.default_rng(seed)
+    K = weights[0][0]
+    nodes, inits, outputs = [], [], []
+    for i, (k, n) in enumerate(weights):
+        assert k == K
+        inits.append(numpy_helper.from_array(rng.standard_normal((k, n)).astype(np.float32), f"W{i}"))
+        out = f"y{i}"
+        if bias:
+            inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), f"b{i}"))
+            nodes.append(helper.make_node("MatMul", ["x", f"W{i}"], [f"h{i}"], name=f"mm{i}"))
+            nodes.append(helper.make_node("Add", [f"h{i}", f"b{i}"], [out], name=f"add{i}"))
+        else:
+            nodes.append(helper.make_node("MatMul", ["x", f"W{i}"], [out], name=f"mm{i}"))
+        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape[:-1]) + [K])
+    graph = helper.make_graph(nodes, "float_matmuls", [x], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # onnxruntime 1.30 reads IR <= 13
+    return model
+
+
+def dynamic_quantized(model, tmp_path, per_channel, weight_type=QuantType.QInt8) -> onnx.ModelProto:
+    src, dst = tmp_path / "float.onnx", tmp_path / "dynamic.onnx"
+    onnx.save(model, src)
+    quantize_dynamic(src, dst, per_channel=per_channel, weight_type=weight_type)
+    return onnx.load(dst)
+
+
+def reference_dql(x: np.ndarray):
+    """ONNX's reference DynamicQuantizeLinear (onnx.reference): x_q, x_scale, x_zp. An empty x
+    (which the reference cannot reduce) has no elements to quantize: scale and zero point unused."""
+    if x.size == 0:
+        return np.zeros(x.shape, np.uint8), np.float32(1.0), np.uint8(0)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
+    graph = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return ReferenceEvaluator(model).run(None, {"x": x})
+
+
+def dynamic_groups(qmodel: onnx.ModelProto) -> dict:
+    """Graph output name -> (W_q, w_zp, w_scale, bias or None), walking quantize_dynamic's chain."""
+    consts = {t.name: numpy_helper.to_array(t) for t in qmodel.graph.initializer}
+    consumer = {}
+    producer = {o: n for n in qmodel.graph.node for o in n.output}
+    for n in qmodel.graph.node:
+        for i in n.input:
+            consumer.setdefault(i, []).append(n)
+    groups = {}
+    for mmi in (n for n in qmodel.graph.node if n.op_type == "MatMulInteger"):
+        (cast,) = consumer[mmi.output[0]]
+        (mul,) = consumer[cast.output[0]]
+        scales = producer[mul.input[1] if mul.input[0] == cast.output[0] else mul.input[0]]
+        w_scale = next(consts[i] for i in scales.input if i in consts)
+        out, bias = mul.output[0], None
+        nxt = consumer.get(out, [])
+        if len(nxt) == 1 and nxt[0].op_type == "Add":
+            bias = consts[next(i for i in nxt[0].input if i != out)]
+            out = nxt[0].output[0]
+        groups[out] = (consts[mmi.input[1]], consts[mmi.input[3]], w_scale, bias)
+    return groups
+
+
+def exact_outputs(qmodel, x: np.ndarray) -> dict:
+    """The EP contract evaluated in numpy from the reference DQL's integers."""
+    x_q, x_scale, x_zp = reference_dql(x)
+    xi = x_q.astype(np.int64) - np.int64(x_zp)
+    out = {}
+    for name, (w, w_zp, w_scale, bias) in dynamic_groups(qmodel).items():
+        acc = xi @ (w.astype(np.int64) - w_zp.astype(np.int64))
+        assert np.abs(acc).max(initial=0) < 2**31
+        p = (np.float32(x_scale) * w_scale.astype(np.float32)).astype(np.float32)  # the model's Mul
+        v = acc.astype(np.float64) * p.astype(np.float64)
+        if bias is not None:
+            v = v + bias.astype(np.float64)
+        out[name] = v.astype(np.float32)
+    return out
+
+
+def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
+    names = [o.name for o in qmodel.graph.output]
+    n_groups = sum(n.op_type == "MatMulInteger" for n in qmodel.graph.node)
+    run = run_with_ep(qmodel, [{"x": x} for x in feeds_x])
+    assert run.groups == n_groups, f"{label}: {run.groups} of {n_groups} MatMulInteger groups claimed\n{run.stderr}"
+    assert run.qdq_runs == n_groups * len(feeds_x), run.counters
+    on_ep = {name for name, op in run.ep_nodes() if op == "MatMulInteger"}
+    assert on_ep == {n.name for n in qmodel.graph.node if n.op_type == "MatMulInteger"}, run.assignment
+    worst = 0.0
+    for x, outputs in zip(feeds_x, run.outputs):
+        exact = exact_outputs(qmodel, x)
+        cpu = run_cpu(qmodel, {"x": x})
+        for name, got, ort_y in zip(names, outputs, cpu):
+            assert_exact(got, exact[name], f"{label} {name} x{list(x.shape)}")
+            # ORT's roundings are relative to the size of the product and the bias.
+            w, w_zp, w_scale, bias = dynamic_groups(qmodel)[name]
+            scale = np.abs(exact[name].astype(np.float64)) + (0 if bias is None else np.abs(bias))
+            err = np.abs(got.astype(np.float64) - ort_y.astype(np.float64))
+            assert (err <= ORT_ULPS * EPS32 * (scale + 1e-30)).all(), \
+                f"{label} {name}: ORT CPU differs by up to {err.max()} (bound {ORT_ULPS} ulps)"
+            if got.size:
+                worst = max(worst, float((err / (scale + 1e-30)).max()) / EPS32)
+    record_measurement(f"dynamic {label}: ORT CPU vs EP at most {worst:.2f} float32 ulps (bound {ORT_ULPS})")
+
+
+CASES = [
+    # (label, x shapes per run, weights [(K, N)...], bias, per_channel, weight type)
+    ("r2_tensor_s8", [(1, 64), (7, 64), (0, 64)], [(64, 48)], False, False, QuantType.QInt8),
+    ("r2_channel_s8_bias", [(1, 64), (5, 64), (0, 64)], [(64, 48), (64, 32)], True, True, QuantType.QInt8),
+    ("r2_tensor_u8_bias", [(3, 67)], [(67, 45)], True, False, QuantType.QUInt8),
+    ("r3_channel_s8_bias", [(2, 5, 96), (1, 1, 96), (3, 0, 96)], [(96, 64), (96, 64), (96, 128)], True, True,
+     QuantType.QInt8),
+    ("r4_channel_s8", [(2, 3, 4, 40)], [(40, 24)], False, True, QuantType.QInt8),
+    ("r4_tensor_u8_bias", [(1, 2, 3, 33), (2, 2, 1, 33)], [(33, 17)], True, False, QuantType.QUInt8),
+]
+
+
+@pytest.mark.parametrize("label,shapes,weights,bias,per_channel,weight_type", CASES, ids=[c[0] for c in CASES])
+def test_quantize_dynamic_groups_on_ep(label, shapes, weights, bias, per_channel, weight_type, ep_lib, tmp_path):
+    rank = len(shapes[0])
+    x_shape = ["batch"] * (rank - 1) + [weights[0][0]]
+    qmodel = dynamic_quantized(float_model(x_shape, weights, bias), tmp_path, per_channel, weight_type)
+    rng = np.random.default_rng(7)
+    feeds = [(rng.standard_normal(s) * 3 + 0.5).astype(np.float32) for s in shapes]
+    check_model(qmodel, feeds, label)
+
+
+# Inputs at the edges of DynamicQuantizeLinear: all equal (zero range), a range without 0 on
+# either side, exact .5 ties of x/scale. ORT's DQL (what the EP consumes) is checked against the
+# ONNX reference bit for bit by check_model through the exact outputs.
+EDGE_INPUTS = {
+    "all_equal_positive": np.full((3, 16), 2.5),
+    "all_equal_negative": np.full((3, 16), -1.25),
+    "range_above_zero": np.linspace(2.0, 5.0, 48).reshape(3, 16),
+    "range_below_zero": np.linspace(-5.0, -2.0, 48).reshape(3, 16),
+    "ties": np.array([[-127.5, 0.5, 1.5, 2.5, 127.5, -0.5, 3.5, 4.5] * 2] * 3),
+}
+
+
+@pytest.mark.parametrize("edge", sorted(EDGE_INPUTS))
+def test_dynamic_quantize_edges(edge, ep_lib, tmp_path):
+    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    check_model(qmodel, [EDGE_INPUTS[edge].astype(np.float32)], f"edge {edge}")
+
+
+def dql_and_ep_outputs(qmodel, x):
+    """EP outputs of qmodel with its DQL's three outputs added as graph outputs, and ORT CPU's."""
+    dql = next(n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear")
+    m = onnx.ModelProto()
+    m.CopyFrom(qmodel)
+    for name, t in zip(dql.output, (TensorProto.UINT8, TensorProto.FLOAT, TensorProto.UINT8)):
+        m.graph.output.append(helper.make_tensor_value_info(name, t, None))
+    run = run_with_ep(m, {"x": x})
+    assert run.groups == 1, run.stderr
+    return run.outputs[0], run_cpu(m, {"x": x})
+
+
+def test_all_zero_input(ep_lib, tmp_path):
+    """All-zero x: ORT's DQL gives scale 1.0 where ONNX's reference gives 1/255 (x_q and x_zp are 0
+    in both), so y = bias either way; the EP's y is exactly the bias, as ORT's."""
+    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    x = np.zeros((2, 16), np.float32)
+    (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
+    assert float(x_scale) == 1.0 and int(x_zp) == 0 and not x_q.any()
+    (_, _, _, bias), = dynamic_groups(qmodel).values()
+    assert_exact(y, np.broadcast_to(bias, y.shape).astype(np.float32), "all-zero x")
+    assert_exact(y, cpu[0], "all-zero x vs ORT CPU")
+
+
+@pytest.mark.parametrize("special", ["nan", "inf", "-inf"])
+def test_nan_inf_inputs(special, ep_lib, tmp_path):
+    """NaN/Inf in x: the EP computes with exactly the x_q, x_scale, x_zp ORT's DQL produced (ORT's
+    DQL skips NaN in its min/max and quantizes NaN to 0; ±Inf gives scale Inf), and its float32
+    scale product; the outputs equal ORT's CPU EP, NaN where ORT's are NaN."""
+    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    x = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
+    x[1, 5] = np.float32(special)
+    (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
+    (w, w_zp, w_scale, bias), = dynamic_groups(qmodel).values()
+    acc = (x_q.astype(np.int64) - np.int64(x_zp)) @ (w.astype(np.int64) - w_zp.astype(np.int64))
+    p = (np.float32(x_scale) * w_scale).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        expected = (acc.astype(np.float64) * p.astype(np.float64) + bias.astype(np.float64)).astype(np.float32)
+    assert_exact(y, expected, f"x with {special}")
+    assert (np.isnan(y) == np.isnan(cpu[0])).all(), f"x with {special}: NaN where ORT has none, or not where it has"
+    infinite = np.isinf(y)
+    assert_exact(y[infinite], cpu[0][infinite], f"x with {special}: infinite outputs vs ORT CPU")
+    finite = np.isfinite(y)
+    err = np.abs(y[finite].astype(np.float64) - cpu[0][finite])
+    magnitude = np.abs(expected[finite]) + np.abs(np.broadcast_to(bias, y.shape)[finite])
+    assert (err <= ORT_ULPS * EPS32 * magnitude).all(), f"x with {special}: ORT CPU differs by up to {err.max()}"
