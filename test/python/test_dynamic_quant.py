@@ -22,7 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
-from ep_session import assert_exact, record_measurement, run_cpu, run_with_ep
+from ep_session import assert_exact, create_ep_session, record_measurement, run_cpu, run_with_ep
 
 # ORT computes float32(float32(acc) * p) (+ bias in float32): up to three float32 roundings where
 # the EP rounds once, so |EP - ORT| <= 4 float32 ulps of the terms' magnitude.
@@ -223,3 +223,68 @@ def test_nan_inf_inputs(special, ep_lib, tmp_path):
     err = np.abs(y[finite].astype(np.float64) - cpu[0][finite])
     magnitude = np.abs(expected[finite]) + np.abs(np.broadcast_to(bias, y.shape)[finite])
     assert (err <= ORT_ULPS * EPS32 * magnitude).all(), f"x with {special}: ORT CPU differs by up to {err.max()}"
+
+
+def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",)) -> onnx.ModelProto:
+    """quantize_dynamic's chain with x_q, x_scale and x_zp as graph inputs (scale listed first, so the
+    fused node's input order differs from the MatMulInteger's)."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.uniform(0.01, 0.05, N).astype(np.float32), "w_scale"),
+             numpy_helper.from_array(np.zeros(N, np.int8), "w_zp")]
+    inputs = [helper.make_tensor_value_info("x_scale", TensorProto.FLOAT, list(scale_dims)),
+              helper.make_tensor_value_info("x_q", TensorProto.UINT8, ["M", K]),
+              helper.make_tensor_value_info("x_zp", TensorProto.UINT8, [])]
+    w = rng.integers(-127, 128, (K, N)).astype(np.int8)
+    if weight_is_input:
+        inputs.append(helper.make_tensor_value_info("w_q", TensorProto.INT8, [K, N]))
+    else:
+        inits.append(numpy_helper.from_array(w, "w_q"))
+    nodes = [helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
+             helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
+             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
+             helper.make_node("Mul", ["acc_f", "p"], ["y"], name="out_mul")]
+    graph = helper.make_graph(nodes, "chain", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, w
+
+
+def chain_feeds(M=5, K=16, seed=9):
+    rng = np.random.default_rng(seed)
+    return {"x_scale": np.array([0.037], np.float32), "x_q": rng.integers(0, 256, (M, K)).astype(np.uint8),
+            "x_zp": np.array(131, np.uint8)}
+
+
+def test_scale_and_zero_point_inputs_in_any_order(ep_lib):
+    """x_scale and x_zp as graph inputs (no DQL), listed before x_q: claimed, exact."""
+    model, w = hand_built_chain()
+    feeds = chain_feeds()
+    run = run_with_ep(model, feeds)
+    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    acc = (feeds["x_q"].astype(np.int64) - 131) @ w.astype(np.int64)
+    w_scale = numpy_helper.to_array(model.graph.initializer[0])
+    p = (np.float32(0.037) * w_scale).astype(np.float32)
+    assert_exact(run.outputs[0][0], (acc * p.astype(np.float64)).astype(np.float32), "hand-built chain")
+
+
+def test_activation_weight_is_declined(ep_lib):
+    """A non-constant B (activation × activation) is declined; ORT runs it, same outputs as ORT alone."""
+    model, w = hand_built_chain(weight_is_input=True)
+    feeds = dict(chain_feeds(), w_q=w)
+    run = run_with_ep(model, feeds)
+    assert run.groups == 0 and not run.ep_nodes(), run.counters
+    assert_exact(run.outputs[0][0], run_cpu(model, feeds)[0], "declined chain vs ORT CPU")
+
+
+def test_scale_with_two_values_fails_clearly(ep_lib):
+    """x_scale declared [S] and fed two values: the run fails with a message naming the activation
+    scale and its shape; the session keeps working."""
+    model, _ = hand_built_chain()
+    sess = create_ep_session(model)
+    bad = dict(chain_feeds(), x_scale=np.array([0.5, 0.25], np.float32))
+    with pytest.raises(Exception) as err:
+        sess.run(None, bad)
+    msg = str(err.value)
+    assert "MatMulInteger 'mmi'" in msg and "activation scale 'x_scale' is float32 [2]; expected one float32" in msg, msg
+    assert sess.run(None, chain_feeds())[0].shape == (5, 24)
