@@ -225,9 +225,10 @@ def test_nan_inf_inputs(special, ep_lib, tmp_path):
     assert (err <= ORT_ULPS * EPS32 * magnitude).all(), f"x with {special}: ORT CPU differs by up to {err.max()}"
 
 
-def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",)) -> onnx.ModelProto:
+def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",), quantized_output=False):
     """quantize_dynamic's chain with x_q, x_scale and x_zp as graph inputs (scale listed first, so the
-    fused node's input order differs from the MatMulInteger's)."""
+    fused node's input order differs from the MatMulInteger's); optionally a QuantizeLinear after
+    (y_scale 0.05, y_zp 120, uint8). Returns the model and W_q."""
     rng = np.random.default_rng(5)
     inits = [numpy_helper.from_array(rng.uniform(0.01, 0.05, N).astype(np.float32), "w_scale"),
              numpy_helper.from_array(np.zeros(N, np.int8), "w_zp")]
@@ -243,8 +244,14 @@ def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",)) -> on
              helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
              helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
              helper.make_node("Mul", ["acc_f", "p"], ["y"], name="out_mul")]
-    graph = helper.make_graph(nodes, "chain", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    if quantized_output:
+        inits += [numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
+                  numpy_helper.from_array(np.array(120, np.uint8), "y_zp")]
+        nodes[-1].output[0] = "y_f"
+        nodes.append(helper.make_node("QuantizeLinear", ["y_f", "y_scale", "y_zp"], ["y"], name="q_out"))
+        out = helper.make_tensor_value_info("y", TensorProto.UINT8, None)
+    graph = helper.make_graph(nodes, "chain", inputs, [out], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model, w
@@ -266,6 +273,19 @@ def test_scale_and_zero_point_inputs_in_any_order(ep_lib):
     w_scale = numpy_helper.to_array(model.graph.initializer[0])
     p = (np.float32(0.037) * w_scale).astype(np.float32)
     assert_exact(run.outputs[0][0], (acc * p.astype(np.float64)).astype(np.float32), "hand-built chain")
+
+
+def test_quantized_output(ep_lib):
+    """The chain followed by QuantizeLinear: claimed whole; y = saturate(round_half_even(v / y_scale) + y_zp)."""
+    model, w = hand_built_chain(quantized_output=True)
+    feeds = chain_feeds(M=7)
+    run = run_with_ep(model, feeds)
+    assert run.groups == 1 and {op for _, op in run.ep_nodes()} >= {"MatMulInteger", "QuantizeLinear"}, run.assignment
+    acc = (feeds["x_q"].astype(np.int64) - 131) @ w.astype(np.int64)
+    p = (np.float32(0.037) * numpy_helper.to_array(model.graph.initializer[0])).astype(np.float32)
+    v = acc * p.astype(np.float64)
+    expected = np.clip(np.rint(v / np.float64(np.float32(0.05))) + 120, 0, 255).astype(np.uint8)
+    assert_exact(run.outputs[0][0], expected, "chain -> QuantizeLinear")
 
 
 def test_activation_weight_is_declined(ep_lib):
