@@ -20,44 +20,15 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-from onnxruntime.quantization import QuantType, quantize_dynamic
+from onnxruntime.quantization import QuantType
 
+from dynamic_models import dynamic_quantized, encoder, float_matmuls
 from ep_session import assert_exact, create_ep_session, record_measurement, run_cpu, run_with_ep
 
 # ORT computes float32(float32(acc) * p) (+ bias in float32): up to three float32 roundings where
 # the EP rounds once, so |EP - ORT| <= 4 float32 ulps of the terms' magnitude.
 ORT_ULPS = 4
 EPS32 = float(np.finfo(np.float32).eps)
-
-
-def float_model(x_shape, weights, bias=None, seed=0) -> onnx.ModelProto:
-    """x -> MatMul(x, W_i) [+ bias_i] for each weight, all on the same x (so one DQL feeds all)."""
-    rng = np.random.default_rng(seed)
-    K = weights[0][0]
-    nodes, inits, outputs = [], [], []
-    for i, (k, n) in enumerate(weights):
-        assert k == K
-        inits.append(numpy_helper.from_array(rng.standard_normal((k, n)).astype(np.float32), f"W{i}"))
-        out = f"y{i}"
-        if bias:
-            inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), f"b{i}"))
-            nodes.append(helper.make_node("MatMul", ["x", f"W{i}"], [f"h{i}"], name=f"mm{i}"))
-            nodes.append(helper.make_node("Add", [f"h{i}", f"b{i}"], [out], name=f"add{i}"))
-        else:
-            nodes.append(helper.make_node("MatMul", ["x", f"W{i}"], [out], name=f"mm{i}"))
-        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape[:-1]) + [K])
-    graph = helper.make_graph(nodes, "float_matmuls", [x], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8  # onnxruntime 1.30 reads IR <= 13
-    return model
-
-
-def dynamic_quantized(model, tmp_path, per_channel, weight_type=QuantType.QInt8) -> onnx.ModelProto:
-    src, dst = tmp_path / "float.onnx", tmp_path / "dynamic.onnx"
-    onnx.save(model, src)
-    quantize_dynamic(src, dst, per_channel=per_channel, weight_type=weight_type)
-    return onnx.load(dst)
 
 
 def reference_dql(x: np.ndarray):
@@ -153,7 +124,7 @@ CASES = [
 def test_quantize_dynamic_groups_on_ep(label, shapes, weights, bias, per_channel, weight_type, ep_lib, tmp_path):
     rank = len(shapes[0])
     x_shape = ["batch"] * (rank - 1) + [weights[0][0]]
-    qmodel = dynamic_quantized(float_model(x_shape, weights, bias), tmp_path, per_channel, weight_type)
+    qmodel = dynamic_quantized(float_matmuls(x_shape, weights, bias), tmp_path, per_channel, weight_type)
     rng = np.random.default_rng(7)
     feeds = [(rng.standard_normal(s) * 3 + 0.5).astype(np.float32) for s in shapes]
     check_model(qmodel, feeds, label)
@@ -173,7 +144,7 @@ EDGE_INPUTS = {
 
 @pytest.mark.parametrize("edge", sorted(EDGE_INPUTS))
 def test_dynamic_quantize_edges(edge, ep_lib, tmp_path):
-    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
     check_model(qmodel, [EDGE_INPUTS[edge].astype(np.float32)], f"edge {edge}")
 
 
@@ -192,7 +163,7 @@ def dql_and_ep_outputs(qmodel, x):
 def test_all_zero_input(ep_lib, tmp_path):
     """All-zero x: ORT's DQL gives scale 1.0 where ONNX's reference gives 1/255 (x_q and x_zp are 0
     in both), so y = bias either way; the EP's y is exactly the bias, as ORT's."""
-    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
     x = np.zeros((2, 16), np.float32)
     (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
     assert float(x_scale) == 1.0 and int(x_zp) == 0 and not x_q.any()
@@ -206,7 +177,7 @@ def test_nan_inf_inputs(special, ep_lib, tmp_path):
     """NaN/Inf in x: the EP computes with exactly the x_q, x_scale, x_zp ORT's DQL produced (ORT's
     DQL skips NaN in its min/max and quantizes NaN to 0; ±Inf gives scale Inf), and its float32
     scale product; the outputs equal ORT's CPU EP, NaN where ORT's are NaN."""
-    qmodel = dynamic_quantized(float_model(["batch", 16], [(16, 24)], bias=True), tmp_path, per_channel=True)
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
     x = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
     x[1, 5] = np.float32(special)
     (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
@@ -308,3 +279,22 @@ def test_scale_with_two_values_fails_clearly(ep_lib):
     msg = str(err.value)
     assert "MatMulInteger 'mmi'" in msg and "activation scale 'x_scale' is float32 [2]; expected one float32" in msg, msg
     assert sess.run(None, chain_feeds())[0].shape == (5, 24)
+
+
+def test_encoder_every_group_on_ep(ep_lib, tmp_path):
+    """A 2-layer quantize_dynamic transformer encoder: all 12 weight MatMulIntegers run on the EP
+    (attention's activation x activation MatMuls stay float: quantize_dynamic leaves them), and the
+    embeddings agree with ORT's CPU EP on the same model (cosine >= 0.99999: the groups differ by a
+    few float32 ulps, which can move a downstream DynamicQuantizeLinear value by one step)."""
+    qmodel = dynamic_quantized(encoder(layers=2), tmp_path)
+    n_groups = sum(n.op_type == "MatMulInteger" for n in qmodel.graph.node)
+    assert n_groups == 12
+    x = np.random.default_rng(11).standard_normal((2, 7, 64)).astype(np.float32)
+    run = run_with_ep(qmodel, {"x": x})
+    assert run.groups == n_groups and run.qdq_runs == n_groups, run.counters
+    assert sum(op == "MatMulInteger" for _, op in run.ep_nodes()) == n_groups, run.assignment
+    (ep_y,), cpu_y = run.outputs[0], run_cpu(qmodel, {"x": x})[0]
+    cos = (ep_y * cpu_y).sum(-1) / np.linalg.norm(ep_y, axis=-1) / np.linalg.norm(cpu_y, axis=-1)
+    record_measurement(f"dynamic encoder: EP vs ORT CPU cosine min {cos.min():.7f}, "
+                       f"max |diff| {np.abs(ep_y - cpu_y).max():.3g}")
+    assert cos.min() >= 0.99999, cos
