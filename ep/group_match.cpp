@@ -106,17 +106,17 @@ void match_qdq(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
 }
 
 // quantize_dynamic's tail after MatMulInteger: Cast(to float), then Mul by a scale product
-// Mul(x_scale, w_scale) used only here, then the optional bias Add / QuantizeLinear. False if the
-// Cast/Mul chain is not there (then the MatMulInteger stands alone).
-bool match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
+// Mul(x_scale, w_scale) used only here, then the optional bias Add / QuantizeLinear. Without the
+// Cast/Mul chain the MatMulInteger stands alone.
+void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   const NodeInfo* cast = sole_consumer(g, m.output);
-  if (!is_op(cast, "Cast") || cast->int_attr("to") != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return false;
-  const std::string product = cast->outputs.at(0);
-  const NodeInfo* mul = sole_consumer(g, product);
-  if (!is_op(mul, "Mul")) return false;
-  const std::string scales = mul->input(0) == product ? mul->input(1) : mul->input(0);
+  if (!is_op(cast, "Cast") || cast->int_attr("to") != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
+  const std::string acc_float = cast->outputs.at(0);
+  const NodeInfo* mul = sole_consumer(g, acc_float);
+  if (!is_op(mul, "Mul")) return;
+  const std::string scales = mul->input(0) == acc_float ? mul->input(1) : mul->input(0);
   const NodeInfo* scales_mul = g.producer(scales);
-  if (scales == product || !is_op(scales_mul, "Mul") || sole_consumer(g, scales) == nullptr) return false;
+  if (scales == acc_float || !is_op(scales_mul, "Mul") || sole_consumer(g, scales) == nullptr) return;
   // The weight scale is the constant factor; read_group checks both.
   const bool w_first = g.constant(scales_mul->input(0)).has_value();
   m.kind = GroupKind::DynamicMatMulInteger;
@@ -124,7 +124,6 @@ bool match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   m.x_scale = scales_mul->input(w_first ? 1 : 0);
   m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
   match_tail(g, m, mul->outputs.at(0));
-  return true;
 }
 
 void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
