@@ -80,7 +80,7 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       }
       GroupPlan plan = pack_group(std::move(source));
       plan.device = std::move(device);
-      const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x, plan);
+      const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
       return new FusedKernel(std::move(plan), inputs, session);
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());

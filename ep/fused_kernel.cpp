@@ -2,11 +2,13 @@
 #include "fused_kernel.h"
 
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/activation_scale.h"
 #include "engine/group_call.h"
+#include "kernels/dynamic_quantize.h"
 #include "kernel_inputs.h"
 
 namespace onebit {
@@ -19,7 +21,8 @@ int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
   };
-  if (x.type != element_type_of(plan.x_type)) fail("has the wrong type; compiled for " + type_name(element_type_of(plan.x_type)));
+  const ONNXTensorElementDataType type = plan.quantizes_x ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
+  if (x.type != type) fail("has the wrong type; compiled for " + type_name(type));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
   if (x.dims.back() != plan.K) fail("does not match the weight's K=" + std::to_string(plan.K));
   for (size_t i = 0; i < plan.batch.size(); ++i)
@@ -27,6 +30,36 @@ int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
   int64_t rows = 1;
   for (size_t i = plan.batch.size(); i + 1 < x.dims.size(); ++i) rows *= x.dims[i];
   return rows;
+}
+
+// This call's quantized activation, zero point and epilogue: the compiled ones, or those of a
+// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
+struct CallActivation {
+  const uint8_t* data = nullptr;
+  int32_t zero_point = 0;
+  std::optional<Epilogue> epilogue;  // empty: the plan's
+  std::vector<uint8_t> quantized;    // what this call quantized
+};
+
+CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count) {
+  const GroupPlan& plan = kernel.plan;
+  const void* data = nullptr;
+  check(ort().GetTensorData(x, &data));
+  CallActivation a;
+  a.data = static_cast<const uint8_t*>(data);
+  a.zero_point = plan.x_zero_point;
+  if (plan.quantizes_x) {
+    a.quantized.resize(count);
+    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
+    a.data = a.quantized.data();
+    a.zero_point = q.zero_point;
+    a.epilogue = epilogue_for_activation_scale(plan, q.scale);
+    return a;
+  }
+  if (kernel.inputs.x_zero_point) a.zero_point = read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan);
+  if (kernel.inputs.x_scale)
+    a.epilogue = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
+  return a;
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -81,30 +114,23 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     const OrtValue* x = kernel_input(context, kernel.inputs.x);
     const TensorShape x_shape = shape_of(x);
     const int64_t M = rows_of(plan, x_shape);
-    // quantize_dynamic groups: this call's activation scale and zero point.
-    const int32_t x_zero_point = kernel.inputs.x_zero_point
-                                     ? read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan)
-                                     : plan.x_zero_point;
-    Epilogue per_call;
-    if (kernel.inputs.x_scale)
-      per_call = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
-    const Epilogue& epilogue = kernel.inputs.x_scale ? per_call : plan.epilogue;
 
     std::vector<int64_t> y_dims = x_shape.dims;
     y_dims.back() = plan.N;
     OrtValue* y = nullptr;
     check(ort().KernelContext_GetOutput(context, 0, y_dims.data(), y_dims.size(), &y));
-    const void* x_data = nullptr;
     void* y_data = nullptr;
-    check(ort().GetTensorData(x, &x_data));
     check(ort().GetTensorMutableData(y, &y_data));
 
     const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
+      const size_t batches = plan.weights.size();
+      const CallActivation x_call = call_activation(kernel, context, x, batches * static_cast<size_t>(M * plan.K));
+      const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
-      for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, x_zero_point, M};
+      for (size_t b = 0; b < batches && M > 0; ++b) {
+        const Activation a{x_call.data + b * M * plan.K, plan.x_type, x_call.zero_point, M};
         run_batch(kernel, site, b, a, epilogue, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
       }
     } catch (const std::bad_alloc&) {

@@ -124,6 +124,14 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   m.x_scale = scales_mul->input(w_first ? 1 : 0);
   m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
   match_tail(g, m, mul->outputs.at(0));
+  // Its DynamicQuantizeLinear joins the group when nothing else reads its outputs.
+  const NodeInfo* dql = g.producer(m.x);
+  if (is_op(dql, "DynamicQuantizeLinear") && dql->outputs.size() == 3 && dql->outputs[1] == m.x_scale &&
+      dql->outputs[2] == m.x_zero_point && sole_consumer(g, m.x) == m.anchor &&
+      sole_consumer(g, m.x_zero_point) == m.anchor && sole_consumer(g, m.x_scale) == scales_mul) {
+    m.x_float = dql->input(0);
+    m.nodes.push_back(dql);
+  }
 }
 
 void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {

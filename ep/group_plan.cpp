@@ -89,6 +89,12 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     require(d < 0 || d == plan.batch[i], "activation '" + m.x + "' batch dims " + shape_string(*x.shape) +
                                              " do not match the weight's " + shape_string(plan.batch));
   }
+  if (!m.x_float.empty()) {  // a fused DynamicQuantizeLinear: uint8, scale and zero point per call
+    const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
+    require(t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x_float + "' has type " + type_name(t));
+    plan.quantizes_x = true;
+    return;
+  }
   if (m.kind == GroupKind::DynamicMatMulInteger && !m.x_zero_point.empty() && !g.constant(m.x_zero_point)) {
     require_runtime_scalar(g, m.x_zero_point, element_type_of(plan.x_type), "activation zero point");
     plan.x_zero_point_input = m.x_zero_point;
@@ -193,6 +199,7 @@ void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
     plan.w_scale.clear();
     return;
   }
+  if (plan.quantizes_x) return;
   require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
   plan.x_scale_input = m.x_scale;
 }

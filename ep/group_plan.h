@@ -25,6 +25,8 @@ struct GroupPlan : FusedGroup {
   // Values the kernel reads per call (quantize_dynamic's activation scale and zero point);
   // "" when the value is a constant, folded in here.
   std::string x_scale_input, x_zero_point_input;
+  // The group runs its DynamicQuantizeLinear: the kernel's activation is float, quantized per call.
+  bool quantizes_x = false;
 };
 
 // The plan plus a view of the weight still owned by ORT (valid during GetCapability/Compile).
