@@ -91,6 +91,10 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     assert run.qdq_runs == n_groups * len(feeds_x), run.counters
     on_ep = {name for name, op in run.ep_nodes() if op == "MatMulInteger"}
     assert on_ep == {n.name for n in qmodel.graph.node if n.op_type == "MatMulInteger"}, run.assignment
+    # A DynamicQuantizeLinear feeding one group is fused into it; one shared by several stays with ORT.
+    for dql in (n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear"):
+        private = sum(dql.output[0] in n.input for n in qmodel.graph.node) == 1
+        assert (dql.name in {name for name, _ in run.ep_nodes()}) == private, (dql.name, private, run.assignment)
     worst = 0.0
     for x, outputs in zip(feeds_x, run.outputs):
         exact = exact_outputs(qmodel, x)
@@ -117,6 +121,10 @@ CASES = [
      QuantType.QInt8),
     ("r4_channel_s8", [(2, 3, 4, 40)], [(40, 24)], False, True, QuantType.QInt8),
     ("r4_tensor_u8_bias", [(1, 2, 3, 33), (2, 2, 1, 33)], [(33, 17)], True, False, QuantType.QUInt8),
+    # One MatMul per model: its DQL is fused; K from 1 to past 8-lane multiples for the quantize loop.
+    ("fused_dql_k1", [(1, 1), (9, 1)], [(1, 8)], True, True, QuantType.QInt8),
+    ("fused_dql_k13", [(1, 13), (3, 13), (0, 13)], [(13, 20)], False, True, QuantType.QInt8),
+    ("fused_dql_k300", [(1, 300), (17, 300)], [(300, 40)], True, True, QuantType.QInt8),
 ]
 
 
@@ -130,10 +138,11 @@ def test_quantize_dynamic_groups_on_ep(label, shapes, weights, bias, per_channel
     check_model(qmodel, feeds, label)
 
 
-# Inputs at the edges of DynamicQuantizeLinear: all equal (zero range), a range without 0 on
-# either side, exact .5 ties of x/scale. ORT's DQL (what the EP consumes) is checked against the
-# ONNX reference bit for bit by check_model through the exact outputs.
+# Inputs at the edges of DynamicQuantizeLinear: all zero, all equal, a range without 0 on either
+# side, exact .5 ties of x/scale. The model has one MatMul, so the EP runs the DQL itself; check_model
+# checks it against ONNX's reference bit for bit through the exact outputs.
 EDGE_INPUTS = {
+    "all_zero": np.zeros((3, 16)),  # ORT's and the EP's scale 1, ONNX's reference 1/255: y = bias in each
     "all_equal_positive": np.full((3, 16), 2.5),
     "all_equal_negative": np.full((3, 16), -1.25),
     "range_above_zero": np.linspace(2.0, 5.0, 48).reshape(3, 16),
@@ -158,6 +167,33 @@ def dql_and_ep_outputs(qmodel, x):
     run = run_with_ep(m, {"x": x})
     assert run.groups == 1, run.stderr
     return run.outputs[0], run_cpu(m, {"x": x})
+
+
+@pytest.mark.parametrize("special", ["inf", "-inf"])
+def test_fused_dql_infinite_inputs(special, ep_lib, tmp_path):
+    """±Inf in x with the DQL fused: the EP's DQL gives ORT's scale (Inf) and values, so the
+    outputs equal ORT CPU's (NaN at the same places, the rest within the bound)."""
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    x[1, 5] = np.float32(special)
+    run = run_with_ep(qmodel, {"x": x})
+    assert "DynamicQuantizeLinear" in {op for _, op in run.ep_nodes()}, run.assignment
+    y, cpu = run.outputs[0][0], run_cpu(qmodel, {"x": x})[0]
+    assert (np.isnan(y) == np.isnan(cpu)).all()
+    finite = np.isfinite(y)
+    assert np.allclose(y[finite], cpu[finite], rtol=ORT_ULPS * EPS32, atol=0), np.abs(y - cpu)[finite].max()
+
+
+def test_fused_dql_nan_input(ep_lib, tmp_path):
+    """A NaN in x with the DQL fused: ONNX's reference DQL gives scale NaN, so every output of the
+    call is NaN (ORT's own DQL result depends on where the NaN sits, so ORT CPU is no reference)."""
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
+    x = np.random.default_rng(4).standard_normal((3, 16)).astype(np.float32)
+    x[2, 15] = np.nan
+    run = run_with_ep(qmodel, {"x": x})
+    assert "DynamicQuantizeLinear" in {op for _, op in run.ep_nodes()}, run.assignment
+    assert np.isnan(run.outputs[0][0]).all(), run.outputs[0][0]
+    assert np.isnan(reference_dql(x)[1])
 
 
 def test_all_zero_input(ep_lib, tmp_path):
