@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`calls`: per call, one quantize_dynamic MatMul (x[M,K] @ W[K,N] + bias, per-channel int8 weights): our EP
-(ORT runs the DynamicQuantizeLinear, the EP the MatMulInteger group) against ORT's CPU EP on the
+(one fused node: its DynamicQuantizeLinear, the MatMulInteger group) against ORT's CPU EP on the
 same model (its fused DynamicQuantizeMatMul) and ORT on the fp32 model. The `dql` column is ORT's
-DynamicQuantizeLinear alone on the same x: what fusing the DQL into the EP's call could save at most.
+DynamicQuantizeLinear alone on the same x (a whole session run): what a DQL costs ORT.
 
 `encoder`: a quantize_dynamic transformer encoder (all-MiniLM-L6-v2's shape: 6 layers, hidden 384,
 12 heads, FFN 1536; random weights), batch 1 and 8 of 128 tokens: EP vs ORT CPU on the same model vs
