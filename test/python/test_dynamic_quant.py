@@ -138,6 +138,20 @@ def test_quantize_dynamic_groups_on_ep(label, shapes, weights, bias, per_channel
     check_model(qmodel, feeds, label)
 
 
+def test_quantize_dynamic_gemm(ep_lib, tmp_path):
+    """quantize_dynamic rewrites Gemm(x, W, b, transB=1) into the same chain with an Add: claimed."""
+    rng = np.random.default_rng(8)
+    inits = [numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b")]
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "W", "b"], ["y"], transB=1)], "gemm",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    qmodel = dynamic_quantized(model, tmp_path)
+    check_model(qmodel, [rng.standard_normal((m, 64)).astype(np.float32) for m in (1, 6)], "gemm_transb1")
+
+
 # Inputs at the edges of DynamicQuantizeLinear: all zero, all equal, a range without 0 on either
 # side, exact .5 ties of x/scale. The model has one MatMul, so the EP runs the DQL itself; check_model
 # checks it against ONNX's reference bit for bit through the exact outputs.
