@@ -88,9 +88,10 @@ def encoder(layers=2, hidden=64, heads=4, ffn=256, seed=0) -> onnx.ModelProto:
     return finish(graph)
 
 
-def dynamic_quantized(model, directory: pathlib.Path, per_channel=True, weight_type=QuantType.QInt8) -> onnx.ModelProto:
+def dynamic_quantized(model, directory: pathlib.Path, per_channel=True, weight_type=QuantType.QInt8,
+                      reduce_range=False) -> onnx.ModelProto:
     """quantize_dynamic(model) as a new model (files in `directory`)."""
     src, dst = pathlib.Path(directory) / "float.onnx", pathlib.Path(directory) / "dynamic.onnx"
     onnx.save(model, src)
-    quantize_dynamic(src, dst, per_channel=per_channel, weight_type=weight_type)
+    quantize_dynamic(src, dst, per_channel=per_channel, weight_type=weight_type, reduce_range=reduce_range)
     return onnx.load(dst)
