@@ -361,6 +361,10 @@ def test_encoder_every_group_on_ep(ep_lib, tmp_path):
     run = run_with_ep(qmodel, {"x": x})
     assert run.groups == n_groups and run.qdq_runs == n_groups, run.counters
     assert sum(op == "MatMulInteger" for _, op in run.ep_nodes()) == n_groups, run.assignment
+    # Per layer, the DQL of Q/K/V's shared input stays with ORT; those of the output projection,
+    # FFN up and FFN down are fused.
+    assert sum(op == "DynamicQuantizeLinear" for _, op in run.ep_nodes()) == 6, run.assignment
+    assert sum(op == "DynamicQuantizeLinear" for _, op in run.ep_nodes("CPUExecutionProvider")) == 2
     (ep_y,), cpu_y = run.outputs[0], run_cpu(qmodel, {"x": x})[0]
     cos = (ep_y * cpu_y).sum(-1) / np.linalg.norm(ep_y, axis=-1) / np.linalg.norm(cpu_y, axis=-1)
     record_measurement(f"dynamic encoder: EP vs ORT CPU cosine min {cos.min():.7f}, "
