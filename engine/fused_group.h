@@ -19,6 +19,9 @@ struct FusedGroup {
   int64_t K = 0;
   int64_t N = 0;
   Epilogue epilogue;
+  // Groups whose activation scale arrives per call (quantize_dynamic): the weight scales, one or
+  // N; each call's epilogue scales by float(s_x * w_scale[n]) (see activation_scale.h).
+  std::vector<float> w_scale;
   std::vector<PackedWeights> weights;  // one per batch entry
   GroupDevice device;                  // the device leg (empty: host only)
 };

@@ -18,6 +18,11 @@ uint64_t ns_since(Clock::time_point start) {
 }  // namespace
 
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, int32_t* acc, void* y) {
+  return run_call(g, site, batch, x, g.epilogue, acc, y);
+}
+
+CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
+                    int32_t* acc, void* y) {
   const auto start = Clock::now();
   const PackedWeights& w = g.weights[batch];
   const PreparedActivation prepared = prepare_activation(x, g.K);
@@ -37,10 +42,10 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
   }
   if (result.on_device()) {
     const auto epilogue_start = Clock::now();
-    g.epilogue.apply(acc, x.M, g.N, y);
+    epilogue.apply(acc, x.M, g.N, y);
     result.epilogue_ns = ns_since(epilogue_start);
   } else {
-    run_host(prepared, w, g.epilogue, acc, y, site.tasks);
+    run_host(prepared, w, epilogue, acc, y, site.tasks);
   }
   result.ns = ns_since(start);
   return result;

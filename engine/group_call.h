@@ -31,8 +31,12 @@ struct CallResult {
 };
 
 // Batch entry `batch` of group g (x: M × K rows of it) into acc (M × N scratch) and y (M × N
-// outputs). The device leg is tried only for unbatched weights.
+// outputs), through the group's epilogue. The device leg is tried only for unbatched weights.
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, int32_t* acc, void* y);
+
+// The same through this call's own epilogue (a group whose activation scale changes per call).
+CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
+                    int32_t* acc, void* y);
 
 // Adds a call's route, device work and time to the counters.
 void count_call(Counters& counters, const CallResult& call);

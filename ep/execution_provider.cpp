@@ -55,9 +55,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
   });
 }
 
-// Builds one plan per fused group: reads the constants from the group's own graph, sets up its
-// device leg from the model's weight (while ORT still holds it), packs the host weights.
-GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
+// Builds one kernel per fused group: reads the constants from the group's own graph, sets up its
+// device leg from the model's weight (while ORT still holds it), packs the host weights, finds
+// which kernel input is which.
+FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
   const char* fused_name = nullptr;
   check(ort().Node_GetName(fused_node, &fused_name));
   const GraphIndex index(graph);
@@ -67,7 +68,8 @@ GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node, Sessio
     if (auto* why = std::get_if<std::string>(&result))
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
     try {
-      GroupSource source = read_group(std::get<GroupMatch>(result), index);
+      const GroupMatch& match = std::get<GroupMatch>(result);
+      GroupSource source = read_group(match, index);
       source.plan.name += " (fused node '" + std::string(fused_name) + "')";
       GroupDevice device;
       if (session.device && source.batches() == 1) {
@@ -78,7 +80,8 @@ GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node, Sessio
       }
       GroupPlan plan = pack_group(std::move(source));
       plan.device = std::move(device);
-      return plan;
+      const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
+      return new FusedKernel(std::move(plan), inputs, session);
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
     } catch (const std::bad_alloc&) {
@@ -95,7 +98,7 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
   OrtStatus* status = guarded([&] {
     SessionContext& session = self(ep).session;
     for (size_t i = 0; i < count; ++i) {
-      infos[i] = new FusedKernel(compile_group(graphs[i], fused_nodes[i], session), session);
+      infos[i] = compile_group(graphs[i], fused_nodes[i], session);
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
       onebit::count(session.counters, Counter::Groups);
     }

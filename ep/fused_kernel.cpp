@@ -2,38 +2,19 @@
 #include "fused_kernel.h"
 
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/activation_scale.h"
 #include "engine/batch_broadcast.h"
 #include "engine/group_call.h"
+#include "kernels/dynamic_quantize.h"
+#include "kernel_inputs.h"
 
 namespace onebit {
 
 namespace {
-
-struct TensorShape {
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> dims;
-};
-
-TensorShape shape_of(const OrtValue* value) {
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(ort().GetTensorTypeAndShape(value, &info));
-  TensorShape s;
-  size_t rank = 0;
-  OrtStatus* status = ort().GetTensorElementType(info, &s.type);
-  if (status == nullptr) status = ort().GetDimensionsCount(info, &rank);
-  s.dims.resize(rank);
-  if (status == nullptr && rank) status = ort().GetDimensions(info, s.dims.data(), rank);
-  ort().ReleaseTensorTypeAndShapeInfo(info);
-  check(status);
-  return s;
-}
-
-ONNXTensorElementDataType element_type_of(QType t) {
-  return t == QType::Int8 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-}
 
 // How one call maps onto the packed weights: M rows per entry, the output's dims, and for a
 // batched weight which activation entry meets which weight entry (ONNX MatMul broadcasting).
@@ -49,7 +30,8 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
   };
-  if (x.type != element_type_of(plan.x_type)) fail("has the wrong type; compiled for " + type_name(element_type_of(plan.x_type)));
+  const ONNXTensorElementDataType type = plan.quantizes_x ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
+  if (x.type != type) fail("has the wrong type; compiled for " + type_name(type));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
   if (x.dims.back() != plan.K) fail("does not match the weight's K=" + std::to_string(plan.K));
   CallShape shape;
@@ -70,6 +52,36 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
   }
   shape.y_dims.back() = plan.N;
   return shape;
+}
+
+// This call's quantized activation, zero point and epilogue: the compiled ones, or those of a
+// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
+struct CallActivation {
+  const uint8_t* data = nullptr;
+  int32_t zero_point = 0;
+  std::optional<Epilogue> epilogue;  // empty: the plan's
+  std::vector<uint8_t> quantized;    // what this call quantized
+};
+
+CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count) {
+  const GroupPlan& plan = kernel.plan;
+  const void* data = nullptr;
+  check(ort().GetTensorData(x, &data));
+  CallActivation a;
+  a.data = static_cast<const uint8_t*>(data);
+  a.zero_point = plan.x_zero_point;
+  if (plan.quantizes_x) {
+    a.quantized.resize(count);
+    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
+    a.data = a.quantized.data();
+    a.zero_point = q.zero_point;
+    a.epilogue = epilogue_for_activation_scale(plan, q.scale);
+    return a;
+  }
+  if (kernel.inputs.x_zero_point) a.zero_point = read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan);
+  if (kernel.inputs.x_scale)
+    a.epilogue = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
+  return a;
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -105,10 +117,11 @@ void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t s
 
 // One batch entry through the engine, then its counters, a warning for a device failure, and
 // its trace event.
-void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, int32_t* acc, void* y) {
+void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, const Epilogue& epilogue,
+               int32_t* acc, void* y) {
   SessionContext& session = kernel.session;
   const uint64_t start_us = trace_clock_us();
-  const CallResult call = run_call(kernel.plan, site, batch, a, acc, y);
+  const CallResult call = run_call(kernel.plan, site, batch, a, epilogue, acc, y);
   if (call.reason == RouteReason::Fallback)
     log(session.logger, ORT_LOGGING_LEVEL_WARNING,
         "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
@@ -120,25 +133,27 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
     const GroupPlan& plan = kernel.plan;
-    const OrtValue* x = nullptr;
-    check(ort().KernelContext_GetInput(context, 0, &x));
-    const CallShape shape = call_shape(plan, shape_of(x));
+    const OrtValue* x = kernel_input(context, kernel.inputs.x);
+    const TensorShape x_shape = shape_of(x);
+    const CallShape shape = call_shape(plan, x_shape);
     const int64_t M = shape.M;
     OrtValue* y = nullptr;
     check(ort().KernelContext_GetOutput(context, 0, shape.y_dims.data(), shape.y_dims.size(), &y));
-    const void* x_data = nullptr;
     void* y_data = nullptr;
-    check(ort().GetTensorData(x, &x_data));
     check(ort().GetTensorMutableData(y, &y_data));
 
     const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
+      size_t x_count = 1;
+      for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
+      const CallActivation x_call = call_activation(kernel, context, x, x_count);
+      const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
       for (size_t o = 0; o < shape.batches.x_entry.size() && M > 0; ++o) {
-        const Activation a{static_cast<const uint8_t*>(x_data) + shape.batches.x_entry[o] * M * plan.K, plan.x_type,
-                           plan.x_zero_point, M};
-        run_batch(kernel, site, shape.batches.w_entry[o], a, acc.data(), static_cast<uint8_t*>(y_data) + o * y_step);
+        const Activation a{x_call.data + shape.batches.x_entry[o] * M * plan.K, plan.x_type, x_call.zero_point, M};
+        run_batch(kernel, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
+                  static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
@@ -150,7 +165,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, SessionContext& s) : OrtNodeComputeInfo{}, plan(std::move(p)), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, SessionContext& s)
+    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

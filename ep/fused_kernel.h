@@ -3,15 +3,17 @@
 // hand each batch entry to the engine (route, host or device, epilogue), count and trace.
 #pragma once
 #include "group_plan.h"
+#include "kernel_inputs.h"
 #include "ort_api.h"
 #include "session_context.h"
 
 namespace onebit {
 
 struct FusedKernel : OrtNodeComputeInfo {
-  FusedKernel(GroupPlan plan, SessionContext& session);
+  FusedKernel(GroupPlan plan, KernelInputs inputs, SessionContext& session);
 
   GroupPlan plan;
+  KernelInputs inputs;
   SessionContext& session;
 };
 

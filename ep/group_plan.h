@@ -22,6 +22,11 @@ struct GroupPlan : FusedGroup {
   std::vector<int64_t> batch;  // leading dims of a batched weight (broadcast against the activation's)
   size_t min_rank = 2;         // accepted activation ranks
   size_t max_rank = 4;
+  // Values the kernel reads per call (quantize_dynamic's activation scale and zero point);
+  // "" when the value is a constant, folded in here.
+  std::string x_scale_input, x_zero_point_input;
+  // The group runs its DynamicQuantizeLinear: the kernel's activation is float, quantized per call.
+  bool quantizes_x = false;
 };
 
 // The plan plus a view of the weight still owned by ORT (valid during GetCapability/Compile).
@@ -36,6 +41,8 @@ struct GroupSource {
   // The weight of a single-batch group, for the device leg.
   WeightSource weight() const { return {w.data, w_type, plan.K, plan.N, w_is_nk}; }
 };
+
+ONNXTensorElementDataType element_type_of(QType t);
 
 // Throws UnsupportedGroup naming the value and the reason.
 GroupSource read_group(const GroupMatch& match, const GraphIndex& graph);
