@@ -24,7 +24,6 @@ namespace {
 struct Zmm {
   using Reg = __m512i;
   static constexpr int kLanes = 16;
-  static constexpr int kAccumulators = 24;  // of 32: the rest hold weights and broadcasts
   static Reg zero() { return _mm512_setzero_si512(); }
   static Reg load(const int8_t* p) { return _mm512_loadu_si512(p); }
   static Reg broadcast(const uint8_t* p) {
@@ -46,7 +45,7 @@ struct Zmm {
 
 void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                                int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  gemm_q8_blocks_vnni<Zmm, 4, 8, 2>(x, w, block_begin, block_end, acc, acc_stride);
+  gemm_q8_blocks_vnni<Zmm>(x, w, block_begin, block_end, acc, acc_stride);
 }
 
 }  // namespace onebit

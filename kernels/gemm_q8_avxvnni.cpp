@@ -25,7 +25,6 @@ namespace {
 struct Ymm {
   using Reg = __m256i;
   static constexpr int kLanes = 8;
-  static constexpr int kAccumulators = 12;  // of 16: the rest hold weights and broadcasts
   static Reg zero() { return _mm256_setzero_si256(); }
   static Reg load(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static Reg broadcast(const uint8_t* p) {
@@ -47,7 +46,7 @@ struct Ymm {
 
 void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                             int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  gemm_q8_blocks_vnni<Ymm, 4, 6, 1>(x, w, block_begin, block_end, acc, acc_stride);
+  gemm_q8_blocks_vnni<Ymm>(x, w, block_begin, block_end, acc, acc_stride);
 }
 
 }  // namespace onebit

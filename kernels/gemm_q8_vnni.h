@@ -12,10 +12,9 @@
 // namespace gives each file its own copy, so the linker never merges a zmm build of a helper
 // into the ymm kernel or the other way round.
 //
-// A register type V provides: Reg; kLanes (int32 lanes per register); kAccumulators (registers
-// free for accumulators); zero(); load(const int8_t*) (kLanes × 4 weight bytes);
-// broadcast(const uint8_t*) (one activation quad into every lane); dpbusd(acc, x, w); add(a, b);
-// store(int32_t*, Reg).
+// A register type V provides: Reg; kLanes (int32 lanes per register); zero();
+// load(const int8_t*) (kLanes × 4 weight bytes); broadcast(const uint8_t*) (one activation quad
+// into every lane); dpbusd(acc, x, w); add(a, b); store(int32_t*, Reg).
 #pragma once
 #include <immintrin.h>
 
@@ -31,13 +30,27 @@ constexpr int64_t kQuadBytes = 4 * kBlockN;  // one k quad of a block: one 64-by
 // prefetcher (the AVX2 kernel's measured distance).
 constexpr int64_t kVnniPrefetchBytes = 2048;
 
+// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks, chosen by measurement
+// over 6×4, 12×2 and 16×1 (within noise of each other, 16×1 slower); ymm (16 registers, two per
+// block): 6 rows × 1 block, 12 accumulators beside two weight registers and a broadcast.
+template <int kLanes>
+struct VnniTiles;
+template <>
+struct VnniTiles<16> {
+  static constexpr int kAccumulators = 24, kGemvRows = 4, kGemmRows = 8, kGemmBlocks = 2;
+};
+template <>
+struct VnniTiles<8> {
+  static constexpr int kAccumulators = 12, kGemvRows = 4, kGemmRows = 6, kGemmBlocks = 1;
+};
+
 template <class V>
 constexpr int kRegsPerBlock = static_cast<int>(kBlockN) / V::kLanes;
 
 // Few accumulators would leave the core waiting on vpdpbusd's dependency chains, so a small
 // tile takes several quads per step into separate accumulator sets, as registers allow.
 template <class V, int MR, int NB>
-constexpr int kSets = std::clamp(V::kAccumulators / (MR * NB * kRegsPerBlock<V>), 1, 4);
+constexpr int kSets = std::clamp(VnniTiles<V::kLanes>::kAccumulators / (MR * NB * kRegsPerBlock<V>), 1, 4);
 
 // Adds quad q of MR rows × NB blocks into acc[r][j·R + i].
 template <class V, int MR, int NB>
@@ -117,9 +130,12 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
 
 // Decode (M ≤ kGemvRows): every row in one pass over the weights, a block at a time (one
 // sequential stream). Prefill: tiles of kGemmRows rows × kGemmBlocks blocks.
-template <class V, int kGemvRows, int kGemmRows, int kGemmBlocks>
+template <class V>
 void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                          int64_t block_end, int32_t* acc, int64_t acc_stride) {
+  constexpr int kGemvRows = VnniTiles<V::kLanes>::kGemvRows;
+  constexpr int kGemmRows = VnniTiles<V::kLanes>::kGemmRows;
+  constexpr int kGemmBlocks = VnniTiles<V::kLanes>::kGemmBlocks;
   if (x.M == 0) return;
   if (x.M <= kGemvRows) {
     for (int64_t b = block_begin; b < block_end; ++b)
