@@ -41,7 +41,8 @@ CpuFeatures detect() {
   f.avx2 = ymm && (leaf7.ebx & bit_AVX2);
   f.avx_vnni = f.avx2 && (leaf7_1.eax & bit_AVXVNNI);
   const unsigned avx512 = bit_AVX512F | bit_AVX512BW | bit_AVX512VL;
-  f.avx512_vnni = f.avx2 && zmm && (leaf7.ebx & avx512) == avx512 && (leaf7.ecx & bit_AVX512VNNI);
+  f.avx512 = f.avx2 && zmm && (leaf7.ebx & avx512) == avx512;
+  f.avx512_vnni = f.avx512 && (leaf7.ecx & bit_AVX512VNNI);
   return f;
 }
 

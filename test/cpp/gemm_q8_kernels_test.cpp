@@ -196,8 +196,10 @@ TEST(CpuFeatures, AgreeWithTheCompilerRuntime) {
   const onebit::CpuFeatures& f = onebit::cpu_features();
   EXPECT_EQ(f.avx2, bool(__builtin_cpu_supports("avx2")));
   EXPECT_EQ(f.avx_vnni, bool(__builtin_cpu_supports("avxvnni")));
-  EXPECT_EQ(f.avx512_vnni, __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"));
+  const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  EXPECT_EQ(f.avx512, avx512);
+  EXPECT_EQ(f.avx512_vnni, avx512 && __builtin_cpu_supports("avx512vnni"));
 }
 
 // Restores ONEBIT_KERNEL as it was when the test started.
