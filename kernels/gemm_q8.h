@@ -16,7 +16,8 @@ namespace onebit {
 // 2^32, which is the true result whenever that fits. kernels/README.md derives it per kernel.
 constexpr int64_t kMaxK = INT32_MAX / (255 * 255);
 
-// Columns per packed block: 16 int32 lanes of a zmm register (two ymm, or two ymm k-pair halves).
+// Columns per packed block: the 16 int32 lanes of one zmm register (AVX-512 VNNI kernel), or two
+// ymm registers (AVX-VNNI and AVX2 kernels).
 constexpr int64_t kBlockN = 16;
 
 // How a kernel takes k: vpmaddwd multiplies int16 pairs, vpdpbusd byte quads. Weights and

@@ -202,6 +202,22 @@ TEST(CpuFeatures, AgreeWithTheCompilerRuntime) {
   EXPECT_EQ(f.avx512_vnni, avx512 && __builtin_cpu_supports("avx512vnni"));
 }
 
+// gemm_q8_blocks runs the selected kernel on operands in its grouping and the portable one on
+// operands in the other grouping: both give the reference result.
+TEST(GemmQ8Blocks, ExactInEitherGrouping) {
+  std::mt19937 rng(47);
+  const Case c = random_case(rng, QType::Uint8, QType::Int8, 9, 70, 40);
+  const auto x_bytes = encode(c.x, c.x_type), w_bytes = encode(c.w, c.w_type);
+  const std::vector<int64_t> want = reference_gemm(c.x, c.zx, c.w, c.zw, c.M, c.K, c.N);
+  for (const onebit::KGroup group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
+    const auto packed = onebit::pack_weights(w_bytes.data(), c.w_type, c.K, c.N, false, c.zw.data(), c.N, group);
+    const auto prepared = onebit::prepare_activation({x_bytes.data(), c.x_type, c.zx, c.M}, c.K, group);
+    std::vector<int32_t> acc(static_cast<size_t>(c.M * c.N));
+    onebit::gemm_q8_blocks(prepared, packed, 0, packed.n_blocks(), acc.data(), c.N);
+    for (size_t i = 0; i < acc.size(); ++i) ASSERT_EQ(acc[i], want[i]) << "group " << int(group) << " i=" << i;
+  }
+}
+
 // Restores ONEBIT_KERNEL as it was when the test started.
 class KernelEnv : public ::testing::Test {
  protected:
