@@ -30,9 +30,10 @@ constexpr int64_t kQuadBytes = 4 * kBlockN;  // one k quad of a block: one 64-by
 // prefetcher (the AVX2 kernel's measured distance).
 constexpr int64_t kVnniPrefetchBytes = 2048;
 
-// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks, chosen by measurement
-// over 6×4, 12×2 and 16×1 (within noise of each other, 16×1 slower); ymm (16 registers, two per
-// block): 6 rows × 1 block, 12 accumulators beside two weight registers and a broadcast.
+// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
+// weights in cache: 6×4 and 12×2 within noise of it, 16×1 10-25 % slower); ymm (16 registers,
+// two per block): 6 rows × 1 block, 12 accumulators beside two weight registers and a broadcast
+// (not measured: no AVX-VNNI CPU here).
 template <int kLanes>
 struct VnniTiles;
 template <>
