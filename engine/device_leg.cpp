@@ -16,11 +16,11 @@ DeviceCall run_on_device(SessionDevice& device, GroupDevice& group, const Prepar
     result.error = locked.to_string();
     return result;
   }
-  // The device reads int8 rows of K; the prepared activation holds them widened, rows padded.
+    // Activations prepared for a VNNI kernel are held as uint8 (int8 + offset): undo that.
+  const int32_t offset = x.int8_offset();
   std::vector<int8_t> a(static_cast<size_t>(x.M * x.K));
   for (int64_t m = 0; m < x.M; ++m)
-    for (int64_t k = 0; k < x.K; ++k)
-      a[static_cast<size_t>(m * x.K + k)] = static_cast<int8_t>(x.values[static_cast<size_t>(m * x.row_stride + k)]);
+    for (int64_t k = 0; k < x.K; ++k) a[static_cast<size_t>(m * x.K + k)] = static_cast<int8_t>(x.at(m, k) - offset);
   std::vector<int32_t> dots(static_cast<size_t>(x.M * weights.N));
   const npu::Status ran = group.gemm->run(a.data(), static_cast<uint32_t>(x.M), dots.data(), &result.stats);
   device.lease().end_call();
@@ -33,8 +33,9 @@ DeviceCall run_on_device(SessionDevice& device, GroupDevice& group, const Prepar
     for (int64_t n = 0; n < weights.N; ++n) {
       const auto i = static_cast<size_t>(m * weights.N + n);
       const auto col = static_cast<size_t>(n);
-      acc[i] = fold_zero_points(dots[i], weights.zero_point[col], x.row_sum[static_cast<size_t>(m)], x.zero_point,
-                                weights.col_sum[col], weights.K);
+      const auto row_sum = static_cast<int32_t>(uint32_t(x.row_sum[static_cast<size_t>(m)]) - uint32_t(offset * x.K));
+      acc[i] = fold_zero_points(dots[i], weights.zero_point[col], row_sum, x.zero_point - offset, weights.col_sum[col],
+                                weights.K);
     }
   return result;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "execution_provider.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace onebit {
 
@@ -75,6 +76,8 @@ OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*
                                   OrtEp** ep) noexcept {
   *ep = nullptr;
   return guarded([&] {
+    // A forced host kernel this CPU cannot run fails the session here, before anything is packed.
+    if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
       *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
     } catch (const std::invalid_argument& e) {

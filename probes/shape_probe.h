@@ -56,7 +56,7 @@ struct ProbeResult {
   uint32_t repeat = 0;
   uint32_t seed = 0;
   uint32_t host_threads = 1;
-  std::string host_kernel;  // avx2 | portable
+  std::string host_kernel;  // avx512vnni | avxvnni | avx2 | portable
   DeviceInfo device;
   std::vector<RowsResult> rows;
   // The EP's counters of the probe's device calls (warm-up included): what a session with

@@ -64,7 +64,7 @@ export interface ProbeResult {
   repeat: number;
   seed: number;
   hostThreads: number;
-  /** The host gemm_q8 kernel: 'avx2' or 'portable'. */
+  /** The host gemm_q8 kernel: 'avx512vnni', 'avxvnni', 'avx2' or 'portable'. */
   hostKernel: string;
   device: {
     requested: string;

@@ -203,26 +203,35 @@ TEST_P(PackWeights, HoldsDocumentedLayout) {
   const QType t = GetParam();
   const int32_t shift = t == QType::Uint8 ? 128 : 0;  // uint8 is stored shifted by -128
   std::mt19937 rng(7);
-  const int64_t K = 17, N = 5;
+  const int64_t K = 17, N = 21;
   const std::vector<int32_t> w = random_values(rng, static_cast<size_t>(K * N), t);
   const WeightZeroPoints zw = make_zero_points(ZpMode::PerColumnExtremes, t, N, rng);
   const std::vector<uint8_t> bytes = encode(w, t);
-  const PackedWeights p = onebit::pack_weights(bytes.data(), t, K, N, false, zw.pointer(), zw.count);
-
-  ASSERT_EQ(p.K, K);
-  ASSERT_EQ(p.N, N);
-  ASSERT_EQ(p.blocks.size(), size_t(p.n_blocks() * p.k_pairs() * 2 * onebit::kBlockN));
-  ASSERT_EQ(p.zero_point.size(), size_t(N));
-  ASSERT_EQ(p.col_sum.size(), size_t(N));
-  for (int64_t n = 0; n < N; ++n) {
-    int32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      const int32_t want = w[size_t(k * N + n)] - shift;
-      EXPECT_EQ(int32_t(p.at(k, n)), want) << "n=" << n << " k=" << k;
-      sum += want;
+  for (const onebit::KGroup group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
+    const int64_t g = static_cast<int64_t>(group), k_padded = (K + g - 1) / g * g;
+    const PackedWeights p = onebit::pack_weights(bytes.data(), t, K, N, false, zw.pointer(), zw.count, group);
+    ASSERT_EQ(p.K, K);
+    ASSERT_EQ(p.N, N);
+    ASSERT_EQ(p.group, group);
+    ASSERT_EQ(p.blocks.size(), size_t(2 * k_padded * onebit::kBlockN));  // 2 blocks of 16 columns
+    ASSERT_EQ(p.zero_point.size(), size_t(N));
+    ASSERT_EQ(p.col_sum.size(), size_t(N));
+    // Block n/16, k group k/g, column n%16 within the group, k%g within the column: padding is zero.
+    for (int64_t n = 0; n < 2 * onebit::kBlockN; ++n)
+      for (int64_t k = 0; k < k_padded; ++k) {
+        const auto at = size_t((n / 16) * k_padded * 16 + (k / g) * g * 16 + (n % 16) * g + k % g);
+        const int32_t want = n < N && k < K ? w[size_t(k * N + n)] - shift : 0;
+        EXPECT_EQ(int32_t(p.blocks[at]), want) << "g=" << g << " n=" << n << " k=" << k;
+        if (n < N && k < K) {
+          EXPECT_EQ(int32_t(p.at(k, n)), want) << "g=" << g << " n=" << n << " k=" << k;
+        }
+      }
+    for (int64_t n = 0; n < N; ++n) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += w[size_t(k * N + n)] - shift;
+      EXPECT_EQ(p.col_sum[size_t(n)], sum) << "n=" << n;
+      EXPECT_EQ(p.zero_point[size_t(n)], zw.per_column[size_t(n)] - shift) << "n=" << n;
     }
-    EXPECT_EQ(p.col_sum[size_t(n)], sum) << "n=" << n;
-    EXPECT_EQ(p.zero_point[size_t(n)], zw.per_column[size_t(n)] - shift) << "n=" << n;
   }
 }
 

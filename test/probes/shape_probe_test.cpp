@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "kernels/gemm_q8_kernels.h"
 #include "npu/design.h"
 #include "npu/failure_injection.h"
 #include "npu_test_util.h"
@@ -47,7 +48,7 @@ TEST_F(ShapeProbe, EmuResultsAreExactAndComplete) {
   EXPECT_EQ(r.K, 64u);
   EXPECT_EQ(r.N, 48u);
   EXPECT_EQ(r.repeat, 3u);
-  EXPECT_TRUE(r.host_kernel == "avx2" || r.host_kernel == "portable") << r.host_kernel;
+  EXPECT_EQ(r.host_kernel, onebit::selected_kernel_name());
   EXPECT_EQ(r.device.requested, "emu");
   EXPECT_EQ(r.device.selected, "emu");
   EXPECT_EQ(r.device.name, "emu");

@@ -41,7 +41,7 @@ describe('ep-probe', () => {
       ['K', 'N', 'device', 'deviceCounters', 'deviceTimings', 'hostKernel', 'hostThreads', 'repeat', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
     );
     expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null });
-    expect(['avx2', 'portable']).toContain(report.hostKernel);
+    expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(report.hostKernel);
     expect(report.device).toMatchObject({
       requested: 'emu',
       selected: 'emu',
@@ -74,7 +74,7 @@ describe('ep-probe', () => {
   it('prints the rows table with the breakdown, labelled as emulated', () => {
     const ran = runNode([cli, ...small], repoRoot, env);
     expect(ran.status).toBe(0);
-    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
+    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx512vnni|avxvnni|avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
     expect(ran.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/);
     for (const [rows, launches] of [[1, 1], [4, 1], [36, 2]])
       expect(ran.stdout).toMatch(new RegExp(`^ +${rows}  [\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+x( +[\\d.]+){4} +${launches} +true +(host|device)$`, 'm'));
