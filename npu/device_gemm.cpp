@@ -107,13 +107,24 @@ Status DeviceGemm::ensure_capacity(uint32_t rows) {
 
 Status DeviceGemm::run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* stats) try {
   // One deadline for the whole call, the wait behind this shape's earlier calls included: a
-  // queued call never waits longer than its own timeout. (A system_clock deadline locks with
-  // pthread_mutex_timedlock; steady_clock would need glibc 2.30's pthread_mutex_clocklock.)
+  // queued call never waits longer than its own timeout. (A system_clock deadline waits with
+  // pthread_cond_timedwait; steady_clock, or a timed mutex, would bind symbols newer than the
+  // glibc ORT needs.)
   const auto deadline = Clock::now() + options_.wait_timeout;
-  std::unique_lock<std::timed_mutex> guard(mutex_, std::defer_lock);
-  if (!guard.try_lock_until(std::chrono::system_clock::now() + options_.wait_timeout))
-    return make_error(ErrorCode::kTimeout, "waited " + std::to_string(options_.wait_timeout.count()) +
-                                               " ms behind earlier calls of this shape; not run on the device");
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!idle_.wait_until(lock, std::chrono::system_clock::now() + options_.wait_timeout, [&] { return !running_; }))
+      return make_error(ErrorCode::kTimeout, "waited " + std::to_string(options_.wait_timeout.count()) +
+                                                 " ms behind earlier calls of this shape; not run on the device");
+    running_ = true;
+  }
+  struct Done {
+    DeviceGemm& gemm;
+    ~Done() {
+      { std::lock_guard<std::mutex> lock(gemm.mutex_); gemm.running_ = false; }
+      gemm.idle_.notify_one();
+    }
+  } done{*this};
   CallStats local;
   CallStats& s = stats != nullptr ? *stats : local;
   s = CallStats{};

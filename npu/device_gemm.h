@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -101,7 +102,10 @@ class DeviceGemm {
   std::unique_ptr<BufferObject> w_bo_, a_bo_, c_bo_;
   uint32_t capacity_rows_ = 0;
   GemmSetupStats setup_;
-  std::timed_mutex mutex_;  // one call at a time; a queued call waits within its own deadline
+  // One call at a time; a queued call waits for `idle_` within its own deadline.
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  bool running_ = false;
 };
 
 }  // namespace onebit::npu
