@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "routes_table.h"
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "npu/regular_file.h"
 
 namespace onebit {
 
 RoutesTable RoutesTable::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("onebit: cannot read routes file '" + path + "'");
+  // A routes file is a few lines per probed shape; a few MiB is far beyond any real one.
+  constexpr size_t kMaxRoutesFileBytes = 4 << 20;
+  auto bytes = npu::read_regular_file(path, kMaxRoutesFileBytes);
+  if (!bytes) throw std::invalid_argument("onebit: cannot read routes file: " + bytes.error().reason);
+  std::istringstream in(std::string(bytes->begin(), bytes->end()));
   RoutesTable table;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

@@ -225,3 +225,80 @@ def test_bad_device_value_lists_the_choices(ep_lib, stack):
     with pytest.raises(Exception) as info:
         es.create_ep_session(stack, {"device": "npu"})
     assert "auto, emu or none" in str(info.value), str(info.value)
+
+
+CREATE_CHILD = textwrap.dedent("""
+    import sys
+    import onnx
+    sys.path.insert(0, {here!r})
+    import ep_session as es
+    es.ensure_registered()
+    try:
+        es.create_ep_session(onnx.load({model!r}), {options!r})
+    except Exception as e:
+        print(e)
+        sys.exit(3)
+""")
+
+
+def create_session_in_child(model, options, tmp_path) -> subprocess.CompletedProcess:
+    """Session creation in a child process with a time limit, so that a regression that blocks
+    fails the test (subprocess.TimeoutExpired) instead of hanging the suite."""
+    model_path = tmp_path / "child_model.onnx"
+    onnx.save(model, model_path)
+    code = CREATE_CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(model_path), options=options)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def _fifo(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
+def test_routes_that_is_not_a_regular_file_fails_session_creation(ep_lib, stack, isolated, tmp_path, kind):
+    path = {"fifo": lambda: _fifo(tmp_path), "dev_zero": lambda: pathlib.Path("/dev/zero"),
+            "directory": lambda: tmp_path}[kind]()
+    child = create_session_in_child(stack, {"routes": str(path), **isolated}, tmp_path)
+    assert child.returncode == 3, child.stdout + child.stderr
+    what = {"fifo": "a FIFO", "dev_zero": "a character device", "directory": "a directory"}[kind]
+    assert f"cannot read routes file: {path}: {what}, expected a regular file" in child.stdout, child.stdout
+
+
+def test_design_that_is_a_fifo_is_rejected_without_blocking(ep_lib, stack, isolated, tmp_path):
+    designs = pathlib.Path(isolated["designs_dir"])
+    designs.mkdir()
+    for name in ("emu_64x128_m32.elf", "emu_64x128_m4.elf"):
+        os.mkfifo(designs / name)
+    code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(tmp_path / "m.onnx"),
+                        feeds=str(tmp_path / "f.npz"), options={"device": "emu", "min_device_rows": "1", **isolated},
+                        out=str(tmp_path / "o.npz"))
+    onnx.save(stack, tmp_path / "m.onnx")
+    np.savez(tmp_path / "f.npz", **feeds_for([20])[0])
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    counters = json.loads(child.stdout.strip().splitlines()[-1])
+    # The 64x128 group's designs fail, the two others run on the device.
+    assert counters["designs failed"] == 1 and counters["device calls"] == GROUPS - 1, counters
+
+
+def test_missing_trace_directory_fails_session_creation_with_errno(ep_lib, stack, isolated, tmp_path):
+    trace = tmp_path / "no-such-dir" / "trace.json"
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, {"trace": str(trace), **isolated})
+    assert f"cannot create trace file: {trace}: cannot open: No such file or directory (errno 2)" in str(info.value)
+
+
+def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):
+    (tmp_path / "created").mkdir()
+    (tmp_path / "released").mkdir()
+    monkeypatch.chdir(tmp_path / "created")
+    sess = es.create_ep_session(stack, {"trace": "rel.json", **isolated})
+    monkeypatch.chdir(tmp_path / "released")
+    del sess
+    import gc
+    gc.collect()
+    data = json.loads((tmp_path / "created" / "rel.json").read_text())
+    assert data["traceEvents"] == [] and not (tmp_path / "released" / "rel.json").exists()
+
