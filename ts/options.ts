@@ -41,6 +41,8 @@ export interface OnebitExecutionProviderOption extends OnebitOptions {
 
 export const BACKEND_NAME = 'onebit';
 
+// The EP's bound (ep_options.h): the deadline now + timeout must not overflow.
+const MAX_DEVICE_TIMEOUT_MS = 86_400_000;
 const VALID_KEYS = ['device', 'minDeviceRows', 'trace', 'designsDir', 'routes', 'deviceLock', 'deviceTimeoutMs'] as const;
 const DEVICES: readonly string[] = ['auto', 'emu', 'none'];
 const DEVICE_LOCKS: readonly string[] = ['call', 'session'];
@@ -101,8 +103,8 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
         throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use 'call' or 'session'`);
       options.deviceLock = value as OnebitDeviceLock;
     } else if (key === 'deviceTimeoutMs') {
-      if (!Number.isSafeInteger(value) || (value as number) < 1)
-        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds > 0`);
+      if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_DEVICE_TIMEOUT_MS)
+        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds from 1 to ${MAX_DEVICE_TIMEOUT_MS} (one day)`);
       options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
       if (typeof value === 'boolean') options.trace = value;

@@ -302,3 +302,14 @@ def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolate
     data = json.loads((tmp_path / "created" / "rel.json").read_text())
     assert data["traceEvents"] == [] and not (tmp_path / "released" / "rel.json").exists()
 
+
+@pytest.mark.parametrize("value, ok", [("86400000", True), ("86400001", False), ("9300000000000", False)])
+def test_device_timeout_is_bounded(ep_lib, stack, isolated, value, ok):
+    options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": value, **isolated}
+    if ok:
+        run = es.run_with_ep(stack, feeds_for([20]), options=options)
+        assert run.counters["device calls"] == GROUPS and run.counters["device fallbacks"] == 0, run.counters
+    else:
+        with pytest.raises(Exception) as info:
+            es.create_ep_session(stack, options)
+        assert f"device_timeout_ms='{value}' is invalid; expected an integer from 1 to 86400000" in str(info.value)
