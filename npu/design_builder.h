@@ -6,6 +6,10 @@
 
 namespace onebit::npu {
 
+// The generator's version: raise it whenever what build_design produces changes. The design cache
+// keeps each version's designs apart, so a design from another version is never read.
+inline constexpr uint32_t kDesignBuilderVersion = 1;
+
 // Block sizes the generator builds for every shape, largest first.
 inline constexpr uint32_t kDefaultBlockSizes[] = {32, 4};
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "npu/design.h"
+#include "npu/design_cache.h"
 #include "npu/failure_injection.h"
 #include "probes/shape_probe.h"
 #include "probes/spread.h"
@@ -63,7 +64,7 @@ TEST_F(ShapeProbe, EmuResultsAreExactAndComplete) {
   EXPECT_EQ(r.device.error, "");
   EXPECT_EQ(r.device.designs_built, 2u);  // m32 and m4, fresh cache
   EXPECT_EQ(r.device.designs_loaded, 2u);
-  EXPECT_TRUE(std::filesystem::exists(dir_ + "/designs/emu_64x48_m32.elf"));
+  EXPECT_TRUE(std::filesystem::exists(npu::DesignCache(dir_ + "/designs").path_of({npu::Target::kEmu, 64, 48, 32})));
   ASSERT_EQ(r.rows.size(), 3u);
   const uint32_t expected_rows[] = {1, 4, 36};
   const uint32_t expected_launches[] = {1, 1, 2};  // 1 = m4, 4 = m4, 36 = m32 + m4
@@ -129,8 +130,9 @@ TEST_F(ShapeProbe, ADeviceErrorIsReportedAndTheHostColumnStays) {
 }
 
 TEST_F(ShapeProbe, ABadDesignIsRejectedWithItsReason) {
-  std::filesystem::create_directories(dir_ + "/designs");
-  FILE* f = fopen((dir_ + "/designs/emu_16x16_m32.elf").c_str(), "wb");
+  const npu::DesignCache cache(dir_ + "/designs");
+  std::filesystem::create_directories(cache.version_dir());
+  FILE* f = fopen(cache.path_of({npu::Target::kEmu, 16, 16, 32}).c_str(), "wb");
   ASSERT_NE(f, nullptr);
   fputs("not an ELF file", f);
   fclose(f);

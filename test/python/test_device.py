@@ -42,6 +42,11 @@ def isolated(tmp_path, monkeypatch):
     return {"designs_dir": str(tmp_path / "designs")}
 
 
+def design_dir(isolated) -> pathlib.Path:
+    """Where the cache keeps this generator version's designs (npu/design_builder.h)."""
+    return pathlib.Path(isolated["designs_dir"]) / "builder-1"
+
+
 def feeds_for(rows_list, seed=5):
     return [{"x_q": qm.random_activation(np.int8, (rows, STACK_DIMS[0]), seed=seed + rows)} for rows in rows_list]
 
@@ -137,7 +142,7 @@ def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
 
 
 def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack, isolated):
-    designs = pathlib.Path(isolated["designs_dir"])
+    designs = design_dir(isolated)
     designs.mkdir(parents=True)
     (designs / "emu_64x128_m32.elf").write_bytes(b"\x7fELF" + b"\x00" * 60)  # truncated, wrong
     feeds = feeds_for([9, 9, 9])
@@ -267,8 +272,8 @@ def test_routes_that_is_not_a_regular_file_fails_session_creation(ep_lib, stack,
 
 
 def test_design_that_is_a_fifo_is_rejected_without_blocking(ep_lib, stack, isolated, tmp_path):
-    designs = pathlib.Path(isolated["designs_dir"])
-    designs.mkdir()
+    designs = design_dir(isolated)
+    designs.mkdir(parents=True)
     for name in ("emu_64x128_m32.elf", "emu_64x128_m4.elf"):
         os.mkfifo(designs / name)
     code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(tmp_path / "m.onnx"),
