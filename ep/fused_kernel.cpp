@@ -114,7 +114,7 @@ void run_batch(FusedKernel& kernel, OrtKernelContext* context, const PackedWeigh
   if (reason == RouteReason::Device) {
     device_call = run_on_device(*session.device, kernel.device, prepared, w, acc);
     reason = device_call.reason;
-    if (reason == RouteReason::Fallback)
+    if (reason == RouteReason::Fallback && session.device_warnings.first_time(device_call.error))
       log(session.logger, ORT_LOGGING_LEVEL_WARNING, "onebit: " + plan.name + ": device call failed, ran on the host: " +
                                                          device_call.error);
   }

@@ -11,6 +11,7 @@
 #include "routes_table.h"
 #include "session_counters.h"
 #include "trace_file.h"
+#include "warn_once.h"
 
 namespace onebit {
 
@@ -21,6 +22,7 @@ struct SessionContext {
   std::unique_ptr<SessionDevice> device;  // null: host only
   std::optional<RoutesTable> routes;
   std::unique_ptr<TraceFile> trace_file;  // null: no per-call events
+  WarnOnce device_warnings;               // each distinct device failure is logged once
 };
 
 }  // namespace onebit

@@ -318,3 +318,14 @@ def test_device_timeout_is_bounded(ep_lib, stack, isolated, value, ok):
         with pytest.raises(Exception) as info:
             es.create_ep_session(stack, options)
         assert f"device_timeout_ms='{value}' is invalid; expected an integer from 1 to 86400000" in str(info.value)
+
+
+def test_missing_lock_directory_warns_once(ep_lib, stack, tmp_path, monkeypatch):
+    """Every call falls back (and is counted), but the same failure is logged once per session."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "no-such-dir"))
+    monkeypatch.delenv("ONEBIT_DEVICE", raising=False)
+    options = {"device": "emu", "min_device_rows": 1, "designs_dir": str(tmp_path / "designs")}
+    run = es.run_with_ep(stack, feeds_for([12, 12, 12]), options=options)
+    assert run.counters["device fallbacks"] == 3 * GROUPS and run.counters["device calls"] == 0, run.counters
+    lock = tmp_path / "no-such-dir" / "onebit-npu.lock"
+    assert run.stderr.count(f"cannot open device lock: {lock}: cannot open: No such file or directory") == 1, run.stderr
