@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "npu/checksum.h"
@@ -82,6 +83,74 @@ TEST_F(DesignCheck, FromTheCacheTheWrongDesignFailsAndTheRightOneRuns) {
   ASSERT_TRUE((*gemm)->run(a.data(), 5, c.data()));
   const std::vector<int64_t> want = onebit_npu_test::reference_gemm(a, w, 5, K, N);
   for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], want[i]) << i;
+}
+
+// One random edit of a program, at the instruction level as a faulty generator would make it:
+// swap two neighbours, duplicate or delete one, change its opcode, a register or the immediate.
+std::vector<Instruction> mutate(std::vector<Instruction> p, std::mt19937& rng) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  const size_t at = pick(p.size());
+  switch (pick(6)) {
+    case 0:
+      if (at + 1 < p.size()) std::swap(p[at], p[at + 1]);
+      break;
+    case 1: p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), p[at]); break;
+    case 2: p.erase(p.begin() + static_cast<std::ptrdiff_t>(at)); break;
+    case 3: {
+      static constexpr Opcode kOps[] = {Opcode::kLoop,  Opcode::kEndLoop, Opcode::kZeroAcc, Opcode::kLoadA,
+                                        Opcode::kLoadW, Opcode::kMac,     Opcode::kStoreC,  Opcode::kHalt};
+      p[at].op = kOps[pick(std::size(kOps))];
+      break;
+    }
+    case 4: (pick(2) ? p[at].r0 : p[at].r1) = static_cast<uint8_t>(pick(3)); break;
+    default: p[at].imm = static_cast<uint32_t>(pick(4)); break;
+  }
+  return p;
+}
+
+// The bounded fuzz run of the loader and the check: instruction-level mutations of the program
+// with the instruction count and checksum fixed up (so only structure and behaviour can catch
+// them). Each mutant is rejected by the loader, rejected by its check run, or accepted and exact.
+TEST_F(DesignCheck, ChecksumFixedProgramMutantsAreRejectedOrExact) {
+  const uint32_t K = 300, N = 70, rows = 4;  // two depth tiles, two column tiles
+  const Design design = must_build(K, N, rows);
+  const std::vector<Instruction> program = *decode_program(design.program, design.info);
+  std::mt19937 rng(20261202);
+  const std::vector<int8_t> w = onebit_npu_test::random_int8(rng, size_t(K) * N);
+  const std::vector<int8_t> a = onebit_npu_test::random_int8(rng, size_t(rows) * K);
+  const std::vector<int64_t> ref = onebit_npu_test::reference_gemm(a, w, rows, K, N);
+  GemmOptions options;
+  options.block_sizes = {rows};
+  constexpr int kMutants = 1500;
+  int loader_rejected = 0, check_rejected = 0, exact = 0;
+  for (int iter = 0; iter < kMutants; ++iter) {
+    std::vector<Instruction> edited = mutate(program, rng);
+    if (iter % 2) edited = mutate(edited, rng);
+    Design mutant = design;
+    mutant.program = encode_program(edited);
+    mutant.info.instruction_count = static_cast<uint32_t>(edited.size());
+    mutant.info.program_checksum = fnv1a64(mutant.program.data(), mutant.program.size());
+    Result<Design> loaded = parse_design_elf(write_design_elf(mutant));
+    if (!loaded) {
+      ++loader_rejected;
+      continue;
+    }
+    Result<std::unique_ptr<DeviceGemm>> gemm =
+        DeviceGemm::create_from_designs(*device_, {*loaded}, w.data(), WeightLayout::kKN, options);
+    if (!gemm) {
+      ASSERT_EQ(gemm.error().code, ErrorCode::kDesign) << gemm.error().reason;
+      ++check_rejected;
+      continue;
+    }
+    std::vector<int32_t> c(size_t(rows) * N);
+    ASSERT_TRUE((*gemm)->run(a.data(), rows, c.data()));
+    for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], ref[i]) << "iteration " << iter << " element " << i;
+    ++exact;
+  }
+  std::printf("design fuzz: %d rejected by the loader, %d by the check run, %d accepted and exact\n", loader_rejected,
+              check_rejected, exact);
+  EXPECT_EQ(loader_rejected + check_rejected + exact, kMutants);
+  EXPECT_GT(check_rejected, 0);  // well-formed but wrong programs occur, and the check catches them
 }
 
 }  // namespace
