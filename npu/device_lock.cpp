@@ -35,7 +35,10 @@ Status DeviceLock::try_lock() {
     if (fd_.get() < 0) {
       Result<FileDescriptor> opened = open_regular_file(path_, FileAccess::kReadWriteCreate);
       if (!opened) return make_error(ErrorCode::kIo, "cannot open device lock: " + opened.error().reason);
+      Result<FileIdentity> identity = identity_of(opened->get());
+      if (!identity) return make_error(ErrorCode::kIo, "device lock " + path_ + ": " + identity.error().reason);
       fd_ = std::move(*opened);
+      identity_ = *identity;
     }
     if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
@@ -60,9 +63,8 @@ Status DeviceLock::try_lock() {
 }
 
 bool DeviceLock::still_at_path() const {
-  Result<FileIdentity> open_file = identity_of(fd_.get());
   Result<FileIdentity> at_path = identity_of(path_);
-  return open_file && at_path && *open_file == *at_path;
+  return at_path && *at_path == identity_;
 }
 
 // Diagnostics: the pid the holder wrote (a holder that just took it may not have yet).

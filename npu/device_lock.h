@@ -42,7 +42,8 @@ class DeviceLock {
   std::string holder() const;
 
   std::string path_;
-  FileDescriptor fd_;  // opened at the first try_lock
+  FileDescriptor fd_;      // opened at the first try_lock
+  FileIdentity identity_;  // of the file fd_ has open
   bool held_ = false;
 };
 
