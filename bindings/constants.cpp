@@ -34,6 +34,7 @@ Napi::Object constants(Napi::Env env) {
   o.Set("deviceOptions", strings(env, npu::kDeviceOptions));
   o.Set("lockPolicies", strings(env, npu::kLockPolicyNames));
   o.Set("deviceMinRows", static_cast<double>(kDeviceMinRows));
+  o.Set("maxDeviceTimeoutMs", static_cast<double>(EpOptions::kMaxDeviceTimeoutMs));
   o.Set("maxK", static_cast<double>(kMaxK));
   Napi::Object probe = Napi::Object::New(env);
   probe.Set("maxK", probes::max_probe_k());

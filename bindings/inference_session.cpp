@@ -151,7 +151,6 @@ class RunWorker : public PromiseWorker {
       : PromiseWorker(env), native_(std::move(native)) {
     const OrtApi& api = *runtime().api;
     // Members are built before this body runs; inputs_ and run_options_ clean up if it throws.
-    keep_feeds_ = Napi::Persistent(feeds);  // the input values point into these JS buffers
     Napi::Array names = feeds.GetPropertyNames();
     for (uint32_t i = 0; i < names.Length(); ++i) {
       input_names_.push_back(names.Get(i).ToString().Utf8Value());
@@ -193,7 +192,6 @@ class RunWorker : public PromiseWorker {
 
  private:
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
-  Napi::ObjectReference keep_feeds_;
   std::vector<std::string> input_names_, output_names_;
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;

@@ -97,15 +97,6 @@ OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims
   return value;
 }
 
-OrtMemoryInfo* cpu_memory_info() {
-  static OrtMemoryInfo* info = [] {
-    OrtMemoryInfo* created = nullptr;
-    check(runtime().api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &created));
-    return created;
-  }();
-  return info;
-}
-
 Napi::Array dims_array(Napi::Env env, const std::vector<int64_t>& dims) {
   Napi::Array array = Napi::Array::New(env, dims.size());
   for (uint32_t i = 0; i < dims.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(dims[i])));
@@ -137,17 +128,36 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor) {
   if (expected == 0 && element_count(dims) > 0)
     throw CodedError("ONEBIT_INPUT", "input '" + name + "' has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
   if (!data.IsTypedArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' must carry its data in a typed array");
-  Napi::TypedArray array = data.As<Napi::TypedArray>();
-  if (array.ByteLength() != expected)
-    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(array.ByteLength()) +
+  // The buffer as napi_get_typedarray_info gives it: an ArrayBuffer or a SharedArrayBuffer (which
+  // Napi::ArrayBuffer::Data() refuses with a bare "Invalid argument").
+  napi_value buffer = nullptr;
+  void* source = nullptr;
+  bool detached = false;
+  if (napi_get_typedarray_info(data.Env(), data, nullptr, nullptr, &source, &buffer, nullptr) != napi_ok ||
+      napi_is_detached_arraybuffer(data.Env(), buffer, &detached) != napi_ok)
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "': its typed array cannot be read");
+  if (detached)
+    throw CodedError("ONEBIT_INPUT", "input '" + name +
+                                         "' is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
+                                         "structuredClone): keep the data in this thread until run() returns, or pass a copy");
+  const size_t byte_length = data.As<Napi::TypedArray>().ByteLength();
+  if (byte_length != expected)
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(byte_length) +
                                          " bytes of data, but its type and shape need " + std::to_string(expected));
-  // Zero-copy: ORT reads the JS buffer in place. An empty tensor still needs a non-null pointer.
-  static uint8_t empty_tensor_byte = 0;
-  uint8_t* bytes = expected == 0 ? &empty_tensor_byte
-                                 : static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset();
+  // A copy, made now on the JS thread: the run reads it on a worker thread, and the caller may
+  // transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
+  const OrtApi& api = *runtime().api;
+  OrtAllocator* allocator = nullptr;
+  check(api.GetAllocatorWithDefaultOptions(&allocator));
   OrtValue* value = nullptr;
-  check(runtime().api->CreateTensorWithDataAsOrtValue(cpu_memory_info(), bytes, expected, dims.data(), dims.size(), type,
-                                                      &value));
+  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
+  if (expected > 0) {
+    void* target = nullptr;
+    OrtStatus* status = api.GetTensorMutableData(value, &target);
+    if (status != nullptr) api.ReleaseValue(value);
+    check(status);
+    std::memcpy(target, source, expected);
+  }
   return value;
 }
 

@@ -2,6 +2,7 @@
 #include "engine/ep_options.h"
 
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 #include "npu/device_select.h"
@@ -21,7 +22,8 @@ std::invalid_argument bad_value(const std::string& key, const std::string& value
   return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
 }
 
-int64_t parse_int(const std::string& key, const std::string& value, int64_t min) {
+int64_t parse_int(const std::string& key, const std::string& value, int64_t min,
+                  int64_t max = std::numeric_limits<int64_t>::max()) {
   size_t used = 0;
   long long number = min - 1;
   try {
@@ -29,7 +31,10 @@ int64_t parse_int(const std::string& key, const std::string& value, int64_t min)
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != value.size() || number < min) throw bad_value(key, value, "an integer >= " + std::to_string(min));
+  if (used != value.size() || number < min || number > max)
+    throw bad_value(key, value, max == std::numeric_limits<int64_t>::max()
+                                    ? "an integer >= " + std::to_string(min)
+                                    : "an integer from " + std::to_string(min) + " to " + std::to_string(max));
   return number;
 }
 
@@ -61,7 +66,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       if (!npu::lock_policy_from_name(value)) throw bad_value(key, value, "call or session");
       options.device_lock = value;
     } else if (key == "device_timeout_ms") {
-      options.device_timeout_ms = parse_int(key, value, 1);
+      options.device_timeout_ms = parse_int(key, value, 1, EpOptions::kMaxDeviceTimeoutMs);
     } else if (key == "trace") {
       parse_trace(key, value, options);
     } else if (key == "session_id") {

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/routes_table.h"
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "npu/regular_file.h"
 
 namespace onebit {
 
 RoutesTable RoutesTable::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("onebit: cannot read routes file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  // A routes file is a few lines per probed shape; a few MiB is far beyond any real one.
+  constexpr size_t kMaxRoutesFileBytes = 4 << 20;
+  auto bytes = npu::read_regular_file(path, kMaxRoutesFileBytes);
+  if (!bytes) throw std::invalid_argument("onebit: cannot read routes file: " + bytes.error().reason);
+  return parse(std::string(bytes->begin(), bytes->end()), path);
 }
 
 RoutesTable RoutesTable::parse(const std::string& text, const std::string& path) {

@@ -122,7 +122,7 @@ void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Ac
   SessionContext& session = kernel.session;
   const uint64_t start_us = trace_clock_us();
   const CallResult call = run_call(kernel.plan, site, batch, a, epilogue, acc, y);
-  if (call.reason == RouteReason::Fallback)
+  if (call.reason == RouteReason::Fallback && session.device_warnings.first_time(call.device_error))
     log(session.logger, ORT_LOGGING_LEVEL_WARNING,
         "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
   count_call(session.counters, call);

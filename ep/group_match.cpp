@@ -33,6 +33,19 @@ void decline_blocked(const NodeInfo& q) {
   if (q.int_attr("block_size").value_or(0) != 0) throw Declined{q.describe() + " uses blocked quantization"};
 }
 
+// DequantizeLinear's output_dtype (opset 23+; 0 = the scale's type): the group computes in float32.
+bool dequantizes_to_float(const NodeInfo& dq) {
+  const int64_t type = dq.int_attr("output_dtype").value_or(0);
+  return type == 0 || type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+}
+
+void decline_unsupported_dequantize(const NodeInfo& dq) {
+  decline_blocked(dq);
+  if (!dequantizes_to_float(dq))
+    throw Declined{dq.describe() + " has output_dtype " + std::to_string(*dq.int_attr("output_dtype")) +
+                   "; only float32 is claimed"};
+}
+
 // Adds the activation DQ and the weight DQ feeding inputs a and b of `anchor`.
 void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   const NodeInfo* dq_x = private_dequantize(g, anchor.input(0));
@@ -41,8 +54,8 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   if (dq_w == nullptr) throw Declined{"input B is not a DequantizeLinear used only here"};
   if (g.constant(dq_w->input(0)) == std::nullopt) throw Declined{"weight '" + dq_w->input(0) + "' is not a constant initializer"};
   if (g.constant(dq_x->input(0)) != std::nullopt) throw Declined{"activation '" + dq_x->input(0) + "' is a constant"};
-  decline_blocked(*dq_x);
-  decline_blocked(*dq_w);
+  decline_unsupported_dequantize(*dq_x);
+  decline_unsupported_dequantize(*dq_w);
   m.w_axis = dq_w->int_attr("axis").value_or(1);
   m.x = dq_x->input(0);
   m.x_scale = dq_x->input(1);
@@ -62,7 +75,7 @@ bool take_bias(const GraphIndex& g, const std::string& value, GroupMatch& m) {
     return true;
   }
   const NodeInfo* dq = private_dequantize(g, value);
-  if (dq == nullptr || !g.constant(dq->input(0)) || !dq->input(2).empty()) return false;
+  if (dq == nullptr || !g.constant(dq->input(0)) || !dq->input(2).empty() || !dequantizes_to_float(*dq)) return false;
   m.bias = dq->input(0);
   m.bias_scale = dq->input(1);
   m.nodes.push_back(dq);

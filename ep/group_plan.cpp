@@ -130,6 +130,15 @@ void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   for (size_t i = 0; i < zp.count(); ++i) src.w_zero_points.push_back(zp.as_int(i));
 }
 
+// DequantizeLinear wants its zero point shaped like its scale (ORT fails such a model at run time:
+// the EP must not run it instead).
+void require_zero_point_like_scale(const GroupMatch& m, const GroupSource& src) {
+  const size_t zero_points = src.w_zero_points.size(), scales = src.plan.epilogue.scale.size();
+  require(zero_points == 0 || zero_points == scales,
+          "weight zero point '" + m.w_zero_point + "' has " + std::to_string(zero_points) + " values but weight scale '" +
+              m.w_scale + "' has " + std::to_string(scales) + "; DequantizeLinear needs them shaped alike");
+}
+
 // Per output column n: s_x * s_w[n] for a QDQ group (exact in double).
 void read_qdq_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
   const double sx = scalar_scale(g, m.x_scale, "activation scale", false).as_double(0);
@@ -239,6 +248,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
   switch (m.kind) {
     case GroupKind::QdqMatMul:
       read_qdq_scales(m, g, src.plan);
+      require_zero_point_like_scale(m, src);
       read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
       read_qdq_output(m, g, src.plan);
       break;

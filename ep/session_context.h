@@ -10,6 +10,7 @@
 #include "engine/session_device.h"
 #include "ort_api.h"
 #include "trace_file.h"
+#include "warn_once.h"
 
 namespace onebit {
 
@@ -20,6 +21,7 @@ struct SessionContext {
   std::unique_ptr<SessionDevice> device;  // null: host only
   RoutePolicy policy;
   std::unique_ptr<TraceFile> trace_file;  // null: no per-call events
+  WarnOnce device_warnings;               // each distinct device failure is logged once
 };
 
 }  // namespace onebit

@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <fstream>
+#include <cstring>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -34,7 +36,22 @@ std::string quoted(const std::string& text) {
   return out + "\"";
 }
 
+std::string absolute(const std::string& path) {
+  if (path.starts_with("/")) return path;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) == nullptr)
+    throw std::invalid_argument("onebit: trace file '" + path + "': cannot resolve against the working directory: " +
+                                std::strerror(errno));
+  return std::string(cwd) + "/" + path;
+}
+
 }  // namespace
+
+TraceFile::TraceFile(const std::string& path) : path_(numbered_path(absolute(path))) {
+  auto opened = npu::open_regular_file(path_, npu::FileAccess::kWriteTruncate);
+  if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
+  fd_ = std::move(*opened);
+}
 
 uint64_t trace_clock_us() {
   static const auto origin = std::chrono::steady_clock::now();
@@ -50,11 +67,9 @@ void TraceFile::record(const TraceEvent& event) {
   else ++dropped_;
 }
 
-std::string TraceFile::write(const Counters& counters) const {
+void TraceFile::write(const Counters& counters) const {
   std::lock_guard lock(mutex_);
-  const std::string path = numbered_path(path_);
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw std::runtime_error("onebit: cannot write trace file '" + path + "'");
+  std::ostringstream out;
   const auto pid = static_cast<long>(getpid());
   out << "{\"traceEvents\":[";
   for (size_t i = 0; i < events_.size(); ++i) {
@@ -69,8 +84,16 @@ std::string TraceFile::write(const Counters& counters) const {
         << (e.c_whole ? "true" : "false") << "}}";
   }
   out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_ << "}}\n";
-  if (!out) throw std::runtime_error("onebit: failed writing trace file '" + path + "'");
-  return path;
+  const std::string text = std::move(out).str();
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error("onebit: failed writing trace file " + path_ + ": " + std::strerror(errno) + " (errno " +
+                               std::to_string(errno) + ")");
+    done += static_cast<size_t>(n);
+  }
 }
 
 }  // namespace onebit

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/counters.h"
+#include "npu/regular_file.h"
 
 namespace onebit {
 
@@ -28,18 +29,24 @@ uint64_t trace_clock_us();
 
 class TraceFile {
  public:
-  explicit TraceFile(std::string path) : path_(std::move(path)) {}
+  // Creates (or empties) the file now, so a bad path fails session creation with its errno; a
+  // relative path is resolved against the working directory of this moment. A second session
+  // of the process given the same path writes <stem>.2.json, and so on. Throws
+  // std::invalid_argument naming the path and the errno.
+  explicit TraceFile(const std::string& path);
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
   void record(const TraceEvent& event);
-  // Writes the events and the counters; a second session of the process writing to the same
-  // path writes <stem>.2.json, and so on. Returns the path written, or throws on I/O errors.
-  std::string write(const Counters& counters) const;
+  // Writes the events and the counters. Throws std::runtime_error on I/O errors.
+  void write(const Counters& counters) const;
+  const std::string& path() const { return path_; }
 
-  static constexpr size_t kMaxEvents = 1'000'000;
+  // About 240 bytes each in memory: at most ~24 MB per traced session.
+  static constexpr size_t kMaxEvents = 100'000;
 
  private:
-  std::string path_;
+  std::string path_;  // absolute
+  npu::FileDescriptor fd_;
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
   uint64_t dropped_ = 0;

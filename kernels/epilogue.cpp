@@ -35,7 +35,9 @@ template <typename T>
       if (bias) v += bias[n];
       // nearbyint rounds half to even in the default rounding mode, as ONNX requires.
       double q = std::nearbyint(v / y_scale) + y_zero_point;
-      q = q < lo ? lo : q;
+      // Written so NaN (a NaN bias, or +Inf + -Inf) fails the first test and becomes lo: ORT's
+      // QuantizeLinear gives the type's minimum for NaN, and casting NaN to an integer is UB.
+      q = q >= lo ? q : lo;
       q = q > hi ? hi : q;
       y[n] = static_cast<T>(q);
     }

@@ -6,6 +6,10 @@
 
 namespace onebit::npu {
 
+// The generator's version: raise it whenever what build_design produces changes. The design cache
+// keeps each version's designs apart, so a design from another version is never read.
+inline constexpr uint32_t kDesignBuilderVersion = 1;
+
 // The tiling the generator uses for a (K, N); the same for every m_block of that shape.
 Tiling choose_tiling(uint32_t K, uint32_t N);
 

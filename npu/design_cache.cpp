@@ -71,6 +71,8 @@ std::string default_designs_dir() {
   return "/tmp/onebit-ep-designs";
 }
 
+std::string DesignCache::version_dir() const { return dir_ + "/builder-" + std::to_string(kDesignBuilderVersion); }
+
 Result<CachedDesign> DesignCache::get(const DesignKey& key) const {
   const std::string path = path_of(key);
   CachedDesign out;
@@ -80,7 +82,7 @@ Result<CachedDesign> DesignCache::get(const DesignKey& key) const {
       return make_error(ErrorCode::kDesign, "designs dir " + dir_ + ": cannot read " + path + ": " + std::strerror(errno));
     Result<Design> built = build_design(key);
     if (!built) return make_error(ErrorCode::kDesign, "cannot build " + key.to_string() + ": " + built.error().reason);
-    if (Status s = make_dirs(dir_); !s) return make_error(ErrorCode::kDesign, "designs dir: " + s.reason());
+    if (Status s = make_dirs(version_dir()); !s) return make_error(ErrorCode::kDesign, "designs dir: " + s.reason());
     if (Status s = write_atomically(path, write_design_elf(*built)); !s)
       return make_error(ErrorCode::kDesign, "cannot write " + path + ": " + s.reason());
     out.built = true;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The on-disk design cache: one file per design (DesignKey::file_name()) in a directory the
-// caller gives (the EP option designs_dir; default_designs_dir() otherwise). A miss builds the
+// The on-disk design cache: one file per design (DesignKey::file_name()) in the folder of this
+// generator version (builder-<kDesignBuilderVersion>) under a directory the caller gives (the EP
+// option designs_dir; default_designs_dir() otherwise). A miss builds the
 // design with the generator and writes it atomically (temp file + rename), then reads it back
 // through the validating loader, so what is used is always what is on disk. A file that is
 // present but invalid is rejected with its reason and left alone (never silently rebuilt):
@@ -27,7 +28,9 @@ class DesignCache {
  public:
   explicit DesignCache(std::string dir = default_designs_dir()) : dir_(std::move(dir)) {}
   const std::string& dir() const { return dir_; }
-  std::string path_of(const DesignKey& key) const { return dir_ + "/" + key.file_name(); }
+  // <dir>/builder-<kDesignBuilderVersion>: where this version's designs live.
+  std::string version_dir() const;
+  std::string path_of(const DesignKey& key) const { return version_dir() + "/" + key.file_name(); }
 
   // Load the design for `key`, building it on a miss.
   Result<CachedDesign> get(const DesignKey& key) const;

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <type_traits>
 
 #include "npu/checksum.h"
 #include "npu/design_program.h"
+#include "npu/regular_file.h"
 
 namespace onebit::npu {
 
@@ -336,19 +336,11 @@ Status check_design_matches(const DesignInfo& info, const DesignKey& wanted) {
 }
 
 Result<Design> load_design_file(const std::string& path, const DesignKey& wanted) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return reject(path + ": cannot open (missing?)");
   // A design is a few kB; refuse to read anything far larger into memory.
   constexpr size_t kMaxDesignFileBytes = 1 << 20;
-  std::vector<uint8_t> bytes;
-  char chunk[8192];
-  while (file.read(chunk, sizeof chunk) || file.gcount() > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + file.gcount());
-    if (bytes.size() > kMaxDesignFileBytes) return reject(path + ": larger than any design (" +
-                                                          std::to_string(kMaxDesignFileBytes) + " bytes)");
-  }
-  if (file.bad()) return reject(path + ": read error");
-  Result<Design> design = parse_design_elf(bytes);
+  Result<std::vector<uint8_t>> bytes = read_regular_file(path, kMaxDesignFileBytes);
+  if (!bytes) return reject(bytes.error().reason);
+  Result<Design> design = parse_design_elf(*bytes);
   if (!design) return reject(path + ": " + design.error().reason);
   if (Status s = check_design_matches(design->info, wanted); !s) return reject(path + ": " + s.reason());
   return design;

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "npu/checksum.h"
+#include "npu/design_check.h"
 #include "npu/sync_profile.h"
 
 namespace onebit::npu {
@@ -70,6 +71,7 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
     gemm->block_sizes_.push_back(info.m_block);
     gemm->designs_.push_back(std::move(loaded).value());
   }
+  if (Status s = check_designs_compute(device, designs, gemm->designs_, options.wait_timeout); !s) return s;
   gemm->setup_.designs_loaded = static_cast<uint32_t>(designs.size());
 
   // Weights: packed into the designs' layout, uploaded once.

@@ -5,6 +5,10 @@
 // so a busy result can name it. The file stays open between calls, so a per-call
 // try_lock / unlock pair costs two flock calls and one small pwrite.
 //
+// The lock file must be a regular file. If it is removed or replaced while held, the holder
+// notices at its next try_lock (each call, under either lease policy) and takes the lock on the
+// file now at the path, or finds it busy.
+//
 // flock belongs to the open file description: two DeviceLock objects in one process contend
 // like two processes do; a child forked while the lock is held shares it until it exits or
 // execs (the descriptor is close-on-exec).
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "npu/error.h"
+#include "npu/regular_file.h"
 
 namespace onebit::npu {
 
@@ -33,8 +38,12 @@ class DeviceLock {
   const std::string& path() const { return path_; }
 
  private:
+  bool still_at_path() const;
+  std::string holder() const;
+
   std::string path_;
-  int fd_ = -1;  // opened at the first try_lock, closed by the destructor
+  FileDescriptor fd_;      // opened at the first try_lock
+  FileIdentity identity_;  // of the file fd_ has open
   bool held_ = false;
 };
 

@@ -62,6 +62,8 @@ export interface NativeConstants {
   /** Values of the device lock option. */
   lockPolicies: string[];
   deviceMinRows: number;
+  /** Largest device_timeout_ms (one day). */
+  maxDeviceTimeoutMs: number;
   /** Largest K whose int32 accumulators cannot overflow. */
   maxK: number;
   probeLimits: { maxK: number; maxN: number; maxRows: number; maxRepeat: number };

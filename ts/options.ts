@@ -108,8 +108,9 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
         throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(policies)}`);
       options.deviceLock = value as OnebitDeviceLock;
     } else if (key === 'deviceTimeoutMs') {
-      if (!Number.isSafeInteger(value) || (value as number) < 1)
-        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds > 0`);
+      const max = nativeConstants().maxDeviceTimeoutMs;
+      if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
+        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds from 1 to ${max} (one day)`);
       options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
       if (typeof value === 'boolean') options.trace = value;

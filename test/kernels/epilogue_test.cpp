@@ -210,6 +210,44 @@ TEST(EpilogueSaturation, FarOutOfRangeViaScaleAndBias) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Non-finite bias. The expected values are what ORT's QuantizeLinear (CPU EP, 1.30) gives for
+// NaN, +Inf and -Inf: the type's minimum, maximum and minimum, whatever the zero point.
+
+TEST(EpilogueNonFinite, QuantizedOutputMatchesQuantizeLinear) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    OutputKind kind;
+    int32_t y_zero_point;
+    int32_t lo, hi;
+  };
+  for (const Case c : {Case{OutputKind::Int8, 0, -128, 127}, Case{OutputKind::Int8, 3, -128, 127},
+                       Case{OutputKind::Uint8, 0, 0, 255}, Case{OutputKind::Uint8, 3, 0, 255}}) {
+    Epilogue e;
+    e.kind = c.kind;
+    e.scale = {0.5};
+    e.bias = {nan, -nan, inf, -inf, 1.0};
+    e.y_scale = 0.5;
+    e.y_zero_point = c.y_zero_point;
+    const std::vector<int32_t> acc = {7, -7, 7, 7, 2};  // the last column is finite: (1 + 1) / 0.5 = 4
+    EXPECT_EQ(apply_quantized(e, acc, 1, 5), (std::vector<int32_t>{c.lo, c.lo, c.hi, c.lo, 4 + c.y_zero_point}))
+        << kind_name(c.kind) << " y_zero_point=" << c.y_zero_point;
+  }
+}
+
+TEST(EpilogueNonFinite, FloatOutputCarriesThem) {
+  Epilogue e;
+  e.kind = OutputKind::Float32;
+  e.scale = {1.0};
+  e.bias = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+            -std::numeric_limits<double>::infinity()};
+  const std::vector<float> out = apply_guarded<float>(e, {1, 1, 1}, 1, 3);
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(out[2], -std::numeric_limits<float>::infinity());
+}
+
+// ---------------------------------------------------------------------------------------------
 // Round half to even.
 
 TEST(EpilogueRounding, HalvesRoundToEven) {

@@ -42,8 +42,10 @@ TEST(DesignCache, BuildsOnMissAndReusesOnHit) {
   Result<CachedDesign> first = cache.get(key);
   ASSERT_TRUE(first) << first.error().reason;
   EXPECT_TRUE(first->built);
-  EXPECT_EQ(first->path, dir + "/emu_1024x2048_m32.elf");
-  EXPECT_EQ(files_in(dir), 1u);  // no temp file left behind
+  // In the folder of this generator version: designs another version built are never read.
+  EXPECT_EQ(cache.version_dir(), dir + "/builder-" + std::to_string(kDesignBuilderVersion));
+  EXPECT_EQ(first->path, cache.version_dir() + "/emu_1024x2048_m32.elf");
+  EXPECT_EQ(files_in(cache.version_dir()), 1u);  // no temp file left behind
   EXPECT_EQ(read_file(first->path), write_design_elf(first->design));
 
   struct stat before {};
@@ -62,7 +64,7 @@ TEST(DesignCache, BuildsOnMissAndReusesOnHit) {
   Result<CachedDesign> m4 = cache.get({Target::kEmu, 1024, 2048, 4});
   ASSERT_TRUE(m4);
   EXPECT_TRUE(m4->built);
-  EXPECT_EQ(files_in(dir), 2u);
+  EXPECT_EQ(files_in(cache.version_dir()), 2u);
 }
 
 TEST(DesignCache, DeviceGemmCountsBuiltAndLoadedDesigns) {

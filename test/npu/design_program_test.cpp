@@ -3,12 +3,14 @@
 // the emulator really executes the program (changing it changes the result).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <random>
 
 #include "npu/checksum.h"
 #include "npu/design_builder.h"
 #include "npu/design_program.h"
-#include "npu/device_gemm.h"
+#include "npu/weight_layout.h"
 #include "npu/emu_device.h"
 #include "npu_test_util.h"
 
@@ -151,7 +153,9 @@ TEST(DesignProgram, ValidatorRejectsBadBytes) {
   EXPECT_NE(r.error().reason.find("the note declares"), std::string::npos);
 }
 
-// Runs `design` on the emu device over A (rows × K) and returns C.
+// Runs `design` once on the emu device over A (rows = m_block rows × K) and returns C. Straight
+// through the Device interface: DeviceGemm would reject the deliberately wrong programs below
+// (design_check.h), and here the emulator's execution of them is what is tested.
 std::vector<int32_t> run_design(const Design& design, const std::vector<int8_t>& a, const std::vector<int8_t>& w,
                                 uint32_t rows) {
   TempDir dir;
@@ -159,11 +163,30 @@ std::vector<int32_t> run_design(const Design& design, const std::vector<int8_t>&
   options.lock_path = dir.file("lock");
   auto device = open_emu_device(options);
   EXPECT_TRUE(device);
-  auto gemm = DeviceGemm::create_from_designs(**device, {design}, w.data(), WeightLayout::kKN);
-  EXPECT_TRUE(gemm) << gemm.error().reason;
-  std::vector<int32_t> c(size_t(rows) * design.info.N, -1);
-  Status s = (*gemm)->run(a.data(), rows, c.data());
+  const DesignInfo& info = design.info;
+  EXPECT_EQ(rows, info.m_block);
+  auto loaded = (*device)->load_design(design);
+  EXPECT_TRUE(loaded) << loaded.error().reason;
+  const std::vector<int8_t> packed = pack_weights_tiled(w.data(), WeightLayout::kKN, info.K, info.N, info.tiling);
+  auto w_bo = (*device)->alloc_bo(packed.size());
+  auto a_bo = (*device)->alloc_bo(a.size());
+  auto c_bo = (*device)->alloc_bo(size_t(rows) * info.N * 4);
+  std::memcpy((*w_bo)->host(), packed.data(), packed.size());
+  std::memcpy((*a_bo)->host(), a.data(), a.size());
+  EXPECT_TRUE((*device)->sync(**w_bo, SyncDirection::kToDevice, 0, packed.size()));
+  EXPECT_TRUE((*device)->sync(**a_bo, SyncDirection::kToDevice, 0, a.size()));
+  LaunchArgs args;
+  args.design = loaded->get();
+  args.a = a_bo->get();
+  args.w = w_bo->get();
+  args.c = c_bo->get();
+  auto run = (*device)->launch(args);
+  EXPECT_TRUE(run) << run.error().reason;
+  Status s = (*device)->wait(*run, std::chrono::seconds(20));
   EXPECT_TRUE(s) << s.to_string();
+  EXPECT_TRUE((*device)->sync(**c_bo, SyncDirection::kFromDevice, 0, (*c_bo)->size()));
+  std::vector<int32_t> c(size_t(rows) * info.N);
+  std::memcpy(c.data(), (*c_bo)->host(), c.size() * 4);
   return c;
 }
 

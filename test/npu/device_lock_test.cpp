@@ -3,11 +3,13 @@
 // dies, and the per-call / per-session lease policies.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 
 #include "npu/device_gemm.h"
@@ -212,6 +214,40 @@ TEST(DeviceLease, PerCallReleasesBetweenCallsPerSessionKeeps) {
     EXPECT_EQ((*b)->try_lock().code(), ErrorCode::kBusy);
   }  // the lease ends: released
   EXPECT_TRUE((*b)->try_lock());
+}
+
+TEST(DeviceLock, RemovedOrReplacedWhileHeldIsNoticedAtTheNextCall) {
+  TempDir tmp;
+  const std::string path = tmp.file("npu.lock");
+  for (const bool replace : {false, true}) {
+    DeviceLock first(path), second(path);
+    ASSERT_TRUE(first.try_lock());
+    ASSERT_EQ(::unlink(path.c_str()), 0);
+    if (replace) std::ofstream(path) << "someone else's file\n";
+    // The second finds the path free of any lock and takes it on the file now there ...
+    ASSERT_TRUE(second.try_lock()) << "replace=" << replace;
+    // ... and the first, at its next call, finds that file locked instead of trusting its old one.
+    Status s = first.try_lock();
+    ASSERT_FALSE(s) << "replace=" << replace;
+    EXPECT_EQ(s.code(), ErrorCode::kBusy);
+    EXPECT_NE(s.reason().find("pid " + std::to_string(getpid())), std::string::npos) << s.reason();
+    EXPECT_FALSE(first.held());
+    second.unlock();
+    EXPECT_TRUE(first.try_lock());
+    first.unlock();
+    ::unlink(path.c_str());
+  }
+}
+
+TEST(DeviceLock, LockFileMustBeARegularFile) {
+  TempDir tmp;
+  const std::string fifo = tmp.file("npu.lock");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  DeviceLock lock(fifo);
+  Status s = lock.try_lock();
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), ErrorCode::kIo);
+  EXPECT_EQ(s.reason(), "cannot open device lock: " + fifo + ": a FIFO, expected a regular file");
 }
 
 TEST(DeviceLock, PathAndErrors) {

@@ -9,6 +9,7 @@
 
 #include "kernels/gemm_q8_kernels.h"
 #include "npu/design.h"
+#include "npu/design_cache.h"
 #include "npu/failure_injection.h"
 #include "npu_test_util.h"
 #include "probes/shape_probe.h"
@@ -56,7 +57,7 @@ TEST_F(ShapeProbe, EmuResultsAreExactAndComplete) {
   EXPECT_EQ(r.device.error, "");
   EXPECT_EQ(r.device.designs_built, 2u);  // m32 and m4, fresh cache
   EXPECT_EQ(r.device.designs_loaded, 2u);
-  EXPECT_TRUE(std::filesystem::exists(tmp_.file("designs/emu_64x48_m32.elf")));
+  EXPECT_TRUE(std::filesystem::exists(npu::DesignCache(tmp_.file("designs")).path_of({npu::Target::kEmu, 64, 48, 32})));
   ASSERT_EQ(r.rows.size(), 3u);
   const uint32_t expected_rows[] = {1, 4, 36};
   const uint32_t expected_launches[] = {1, 1, 2};  // 1 = m4, 4 = m4, 36 = m32 + m4
@@ -122,8 +123,9 @@ TEST_F(ShapeProbe, ADeviceErrorIsReportedAndTheHostColumnStays) {
 }
 
 TEST_F(ShapeProbe, ABadDesignIsRejectedWithItsReason) {
-  std::filesystem::create_directories(tmp_.file("designs"));
-  FILE* f = fopen(tmp_.file("designs/emu_16x16_m32.elf").c_str(), "wb");
+  const npu::DesignCache cache(tmp_.file("designs"));
+  std::filesystem::create_directories(cache.version_dir());
+  FILE* f = fopen(cache.path_of({npu::Target::kEmu, 16, 16, 32}).c_str(), "wb");
   ASSERT_NE(f, nullptr);
   fputs("not an ELF file", f);
   fclose(f);

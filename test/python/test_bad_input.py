@@ -132,6 +132,20 @@ def weight_on_the_left():
     return _model([xn, wn, _matmul(a="w_f", b="x_f")], xi + wi, x_dims=(K, "M"), out_dims=(N, "M")), {}
 
 
+def dequantize_to_float16():
+    # opset 23: DequantizeLinear(output_dtype=FLOAT16) with float32 scales, a float16 MatMul, and a
+    # QuantizeLinear (float32 y_scale, allowed since opset 23) back to int8.
+    xi, xn = _x_dq()
+    xn.attribute.append(helper.make_attribute("output_dtype", TP.FLOAT16))
+    wi, wn = _w_dq()
+    wn.attribute.append(helper.make_attribute("output_dtype", TP.FLOAT16))
+    q = helper.make_node("QuantizeLinear", ["y16", "y_scale", "y_zero_point"], ["y"], name="q_y")
+    inits = xi + wi + [init("y_scale", np.float32(0.05)), init("y_zero_point", np.array(3, np.int8))]
+    model = _model([xn, wn, _matmul(out="y16"), q], inits, opset=23)
+    model.graph.output[0].type.tensor_type.elem_type = TP.INT8
+    return model, {}
+
+
 DECLINED = {
     "weight_is_graph_input": weight_is_graph_input,
     "weight_scale_axis0_of_KxN": weight_scale_wrong_axis,
@@ -168,6 +182,41 @@ def test_near_miss_is_declined_and_matches_cpu(name, ep_lib):
         cpu = es.run_cpu(model, f)
         for g, c in zip(outs, cpu):
             es.assert_exact(g, c, f"{name}: output with the EP registered vs ORT CPU alone")
+
+
+def weight_zero_point_shaped_unlike_scale(zp_count, scale_count):
+    def build():
+        rng = np.random.default_rng(12)
+        zp = rng.integers(-5, 6, size=N).astype(np.int8) if zp_count > 1 else np.array(2, np.int8)
+        scale = rng.uniform(0.005, 0.02, size=N).astype(np.float32) if scale_count > 1 else np.float32(0.01)
+        xi, xn = _x_dq()
+        wi, wn = _w_dq(scale=scale, zp=zp, axis=1)
+        return _model([xn, wn, _matmul()], xi + wi)
+    return build
+
+
+# Models ORT's CPU EP accepts at session creation but fails when run, and its error.
+REFUSED_AT_RUN_TIME = {
+    "per_channel_weight_zp_per_tensor_scale": (weight_zero_point_shaped_unlike_scale(N, 1), "x_zero_point must be null"),
+    "per_tensor_weight_zp_per_channel_scale": (weight_zero_point_shaped_unlike_scale(1, N), "x_zero_point must be null"),
+    "dequantize_output_dtype_float16": (lambda: dequantize_to_float16()[0], "Tensor type mismatch"),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED_AT_RUN_TIME))
+def test_model_ort_refuses_is_declined_and_fails_as_in_ort(name, ep_lib):
+    """The EP must not run what ORT refuses (it would return numbers for an invalid model, or
+    ignore DequantizeLinear's output_dtype): it declines the group, so the run fails with ORT's
+    own error, as it does without the EP."""
+    build, message = REFUSED_AT_RUN_TIME[name]
+    model = build()
+    feeds = {"x_q": _activation(model, 3, 60)}
+    with pytest.raises(Exception, match=message):
+        es.run_cpu(model, feeds)
+    run = es.run_with_ep(model, [])
+    assert run.groups == 0 and not run.ep_nodes(), f"the EP claimed the group: {run.counters} {run.ep_nodes()}"
+    with pytest.raises(Exception, match=message):
+        es.run_with_ep(model, feeds)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,6 +42,11 @@ def isolated(tmp_path, monkeypatch):
     return {"designs_dir": str(tmp_path / "designs")}
 
 
+def design_dir(isolated) -> pathlib.Path:
+    """Where the cache keeps this generator version's designs (npu/design_builder.h)."""
+    return pathlib.Path(isolated["designs_dir"]) / "builder-1"
+
+
 def feeds_for(rows_list, seed=5):
     return [{"x_q": qm.random_activation(np.int8, (rows, STACK_DIMS[0]), seed=seed + rows)} for rows in rows_list]
 
@@ -137,7 +142,7 @@ def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
 
 
 def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack, isolated):
-    designs = pathlib.Path(isolated["designs_dir"])
+    designs = design_dir(isolated)
     designs.mkdir(parents=True)
     (designs / "emu_64x128_m32.elf").write_bytes(b"\x7fELF" + b"\x00" * 60)  # truncated, wrong
     feeds = feeds_for([9, 9, 9])
@@ -225,3 +230,105 @@ def test_bad_device_value_lists_the_choices(ep_lib, stack):
     with pytest.raises(Exception) as info:
         es.create_ep_session(stack, {"device": "npu"})
     assert "auto, emu or none" in str(info.value), str(info.value)
+
+
+CREATE_CHILD = textwrap.dedent("""
+    import sys
+    import onnx
+    sys.path.insert(0, {here!r})
+    import ep_session as es
+    es.ensure_registered()
+    try:
+        es.create_ep_session(onnx.load({model!r}), {options!r})
+    except Exception as e:
+        print(e)
+        sys.exit(3)
+""")
+
+
+def create_session_in_child(model, options, tmp_path) -> subprocess.CompletedProcess:
+    """Session creation in a child process with a time limit, so that a regression that blocks
+    fails the test (subprocess.TimeoutExpired) instead of hanging the suite."""
+    model_path = tmp_path / "child_model.onnx"
+    onnx.save(model, model_path)
+    code = CREATE_CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(model_path), options=options)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def _fifo(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
+def test_routes_that_is_not_a_regular_file_fails_session_creation(ep_lib, stack, isolated, tmp_path, kind):
+    path = {"fifo": lambda: _fifo(tmp_path), "dev_zero": lambda: pathlib.Path("/dev/zero"),
+            "directory": lambda: tmp_path}[kind]()
+    child = create_session_in_child(stack, {"routes": str(path), **isolated}, tmp_path)
+    assert child.returncode == 3, child.stdout + child.stderr
+    what = {"fifo": "a FIFO", "dev_zero": "a character device", "directory": "a directory"}[kind]
+    assert f"cannot read routes file: {path}: {what}, expected a regular file" in child.stdout, child.stdout
+
+
+def test_design_that_is_a_fifo_is_rejected_without_blocking(ep_lib, stack, isolated, tmp_path):
+    designs = design_dir(isolated)
+    designs.mkdir(parents=True)
+    for name in ("emu_64x128_m32.elf", "emu_64x128_m4.elf"):
+        os.mkfifo(designs / name)
+    code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(tmp_path / "m.onnx"),
+                        feeds=str(tmp_path / "f.npz"), options={"device": "emu", "min_device_rows": "1", **isolated},
+                        out=str(tmp_path / "o.npz"))
+    onnx.save(stack, tmp_path / "m.onnx")
+    np.savez(tmp_path / "f.npz", **feeds_for([20])[0])
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    counters = json.loads(child.stdout.strip().splitlines()[-1])
+    # The 64x128 group's designs fail, the two others run on the device.
+    assert counters["designs failed"] == 1 and counters["device calls"] == GROUPS - 1, counters
+
+
+def test_missing_trace_directory_fails_session_creation_with_errno(ep_lib, stack, isolated, tmp_path):
+    trace = tmp_path / "no-such-dir" / "trace.json"
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, {"trace": str(trace), **isolated})
+    assert f"cannot create trace file: {trace}: cannot open: No such file or directory (errno 2)" in str(info.value)
+
+
+def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):
+    (tmp_path / "created").mkdir()
+    (tmp_path / "released").mkdir()
+    monkeypatch.chdir(tmp_path / "created")
+    sess = es.create_ep_session(stack, {"trace": "rel.json", **isolated})
+    monkeypatch.chdir(tmp_path / "released")
+    del sess
+    import gc
+    gc.collect()
+    data = json.loads((tmp_path / "created" / "rel.json").read_text())
+    assert data["traceEvents"] == [] and not (tmp_path / "released" / "rel.json").exists()
+
+
+@pytest.mark.parametrize("value, ok", [("86400000", True), ("86400001", False), ("9300000000000", False)])
+def test_device_timeout_is_bounded(ep_lib, stack, isolated, value, ok):
+    options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": value, **isolated}
+    if ok:
+        run = es.run_with_ep(stack, feeds_for([20]), options=options)
+        assert run.counters["device calls"] == GROUPS and run.counters["device fallbacks"] == 0, run.counters
+    else:
+        with pytest.raises(Exception) as info:
+            es.create_ep_session(stack, options)
+        assert f"device_timeout_ms='{value}' is invalid; expected an integer from 1 to 86400000" in str(info.value)
+
+
+def test_missing_lock_directory_warns_once(ep_lib, stack, tmp_path, monkeypatch):
+    """Every call runs on the host and is counted, but the same failure is logged once per session.
+    The first 3 device failures open the session's circuit breaker: later calls skip the device."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "no-such-dir"))
+    monkeypatch.delenv("ONEBIT_DEVICE", raising=False)
+    options = {"device": "emu", "min_device_rows": 1, "designs_dir": str(tmp_path / "designs")}
+    run = es.run_with_ep(stack, feeds_for([12, 12, 12]), options=options)
+    c = run.counters
+    assert c["device fallbacks"] == 3 and c["device-breaker skips"] == 3 * GROUPS - 3, c
+    assert c["device calls"] == 0, c
+    lock = tmp_path / "no-such-dir" / "onebit-npu.lock"
+    assert run.stderr.count(f"cannot open device lock: {lock}: cannot open: No such file or directory") == 1, run.stderr

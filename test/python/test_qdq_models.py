@@ -527,3 +527,27 @@ def test_group_stops_at_an_intermediate_graph_output(ep_lib):
     assert on_ep == ["DequantizeLinear", "DequantizeLinear", "MatMul"], run.assignment
     # Outputs: y (CPU Add + Q of the EP's float MatMul output) and mm (the EP's output).
     _assert_outputs_exact(run.outputs, _reference(es.level1_model(model), feeds), "MatMul output also a graph output")
+
+
+@pytest.mark.parametrize("out_type", [S8, U8], ids=["int8", "uint8"])
+def test_non_finite_float_bias_matches_ort(out_type, ep_lib):
+    """A float bias holding NaN, +Inf and -Inf with a quantized output (optimisations off, so the
+    bias stays float and ORT's QuantizeLinear sees the non-finite sums): the EP gives what ORT's CPU
+    EP gives in those columns (NaN -> the type's minimum), and exact values elsewhere."""
+    spec = QdqSpec(K=32, N=8, bias="float", out_type=out_type)
+    model = qm.build_qdq_group(spec)
+    bias = next(t for t in model.graph.initializer if t.name == "bias")
+    values = onnx.numpy_helper.to_array(bias).copy()
+    values[:3] = [np.nan, np.inf, -np.inf]
+    bias.CopyFrom(onnx.numpy_helper.from_array(values, "bias"))
+    feeds = {"x_q": qm.random_activation(spec, (5, spec.K))}
+    level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    run = es.run_with_ep(model, feeds, level=level)
+    assert run.qdq_runs == 1, run.counters
+    got = run.outputs[0][0]
+    lo, hi = qm.qrange(out_type)
+    np.testing.assert_array_equal(got[:, :3], np.tile([lo, hi, lo], (5, 1)).astype(out_type))
+    np.testing.assert_array_equal(got[:, :3], es.run_cpu(model, feeds, level=level)[0][:, :3])
+    with np.errstate(invalid="ignore"):  # the reference casts the NaN columns too; only the others are compared
+        expected = reference.reference_run(model, feeds)[0]
+    es.assert_exact(got[:, 3:], expected[:, 3:], "finite bias columns")

@@ -45,7 +45,9 @@ describe('device options', () => {
   it.each([
     [{ device: 'npu' }, /device="npu" is invalid: use 'auto', 'emu' or 'none'/],
     [{ deviceLock: 'process' }, /deviceLock="process" is invalid: use 'call' or 'session'/],
-    [{ deviceTimeoutMs: 0 }, /deviceTimeoutMs=0 is invalid: use an integer number of milliseconds > 0/],
+    [{ deviceTimeoutMs: 0 }, /deviceTimeoutMs=0 is invalid: use an integer number of milliseconds from 1 to 86400000 \(one day\)/],
+    [{ deviceTimeoutMs: 86_400_001 }, /deviceTimeoutMs=86400001 is invalid: use an integer number of milliseconds from 1 to 86400000/],
+    [{ deviceTimeoutMs: 9.3e12 }, /deviceTimeoutMs=9300000000000 is invalid/],
     [{ deviceTimeoutMs: 1.5 }, /deviceTimeoutMs=1.5 is invalid/],
     [{ designsDir: '' }, /designsDir="" is invalid: use the path of a directory for the design cache/],
     [{ designsDir: routes }, /designsDir=".*routes.txt" is invalid: .* exists and is not a directory/],
