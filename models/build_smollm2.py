@@ -92,6 +92,8 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     calibration = [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
     quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODEL), config, calibration)
 
+    with open(os.path.join(out_dir, "evaluation.txt"), "w") as f:
+        f.write(texts.EVALUATION_TEXT)
     manifest = {
         "version": VERSION,
         "name": config.name,
@@ -103,6 +105,7 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
         "qdq_model": QDQ_MODEL,
         "tokenizer": "tokenizer.json",
         "chat": "chat.json",
+        "evaluation_text": "evaluation.txt",
         "reference_check": {"tokens": len(ids), "max_relative_diff": relative},
         "inputs": ["input_ids"] + llama_onnx.cache_names(config, "past"),
         "outputs": ["logits"] + llama_onnx.cache_names(config, "present"),

@@ -44,7 +44,7 @@ describe('onebit-run', () => {
   it('prints a table by default, reusing the cached model', () => {
     const ran = runNode([cli, '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
     expect(ran.status).toBe(0);
-    expect(ran.stdout).toMatch(/default projection stack, 1 layers, 7 A8W8 QDQ groups/);
+    expect(ran.stdout).toMatch(/projection stack, 1 layers, 7 A8W8 QDQ groups/);
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
     expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 .*\(expected qdqRuns=7/);
