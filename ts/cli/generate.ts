@@ -91,7 +91,8 @@ function compare(reference: ArmName, candidate: ArmName, a: Float32Array[], b: F
 const rows = (logits: Float32Array, vocab: number) => Array.from({ length: logits.length / vocab }, (_, r) => logits.slice(r * vocab, (r + 1) * vocab));
 
 async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): Promise<InferenceSession> {
-  const common = { intraOpNumThreads: args.threads, interOpNumThreads: 1 };
+  // Errors only: ORT's warning that shape ops stay on the CPU EP is expected for this model.
+  const common = { intraOpNumThreads: args.threads, interOpNumThreads: 1, logSeverityLevel: 3 as const };
   if (arm === 'onebit')
     return ort.InferenceSession.create(files.qdqModel, { ...common, executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig] });
   return ort.InferenceSession.create(arm === 'ortQdq' ? files.qdqModel : files.fp32Model, { ...common, executionProviders: ['cpu'] });
