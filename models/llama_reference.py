@@ -22,8 +22,11 @@ def _rotate(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
     return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
 
-def logits(weights: LlamaWeights, token_ids) -> np.ndarray:
-    """[seq, vocab] float64 logits of a token sequence starting at position 0."""
+def logits(weights: LlamaWeights, token_ids, observe=None) -> np.ndarray:
+    """[seq, vocab] float64 logits of a token sequence starting at position 0.
+    observe(layer, name, x), if given, sees the input of each layer's projections:
+    'attention_input' (q, k, v), 'mlp_input' (gate, up) and 'down_input' (down)."""
+    observe = observe or (lambda layer, name, x: None)
     c = weights.config
     ids = np.asarray(token_ids, dtype=np.int64)
     seq = len(ids)
@@ -31,8 +34,9 @@ def logits(weights: LlamaWeights, token_ids) -> np.ndarray:
     causal = np.tril(np.ones((seq, seq), dtype=bool))
     group = c.heads // c.kv_heads
     x = weights.embedding[ids].astype(np.float64)
-    for layer in weights.layers:
+    for i, layer in enumerate(weights.layers):
         h = _rms_norm(x, layer["input_norm"], c.rms_eps)
+        observe(i, "attention_input", h)
         q = (h @ layer["q_proj"]).reshape(seq, c.heads, c.head_dim)
         k = (h @ layer["k_proj"]).reshape(seq, c.kv_heads, c.head_dim)
         v = (h @ layer["v_proj"]).reshape(seq, c.kv_heads, c.head_dim)
@@ -46,6 +50,9 @@ def logits(weights: LlamaWeights, token_ids) -> np.ndarray:
             attended[:, head] = (p / p.sum(axis=-1, keepdims=True)) @ v[:, kv]
         x = x + attended.reshape(seq, c.hidden) @ layer["o_proj"]
         h = _rms_norm(x, layer["post_attention_norm"], c.rms_eps)
+        observe(i, "mlp_input", h)
         gate = h @ layer["gate_proj"]
-        x = x + (gate / (1 + np.exp(-gate)) * (h @ layer["up_proj"])) @ layer["down_proj"]
+        gated = gate / (1 + np.exp(-gate)) * (h @ layer["up_proj"])
+        observe(i, "down_input", gated)
+        x = x + gated @ layer["down_proj"]
     return _rms_norm(x, weights.final_norm, c.rms_eps) @ weights.embedding.T

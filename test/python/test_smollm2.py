@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The SmolLM2 builder (models/) on a 2-layer model cut from the packaged GGUF file.
 
-- the fp32 ONNX decoder equals the numpy reference (llama_reference.py, float64) on new tokens;
+- the fp32 ONNX decoder (its weights smoothed) equals the numpy reference (llama_reference.py,
+  float64) of the GGUF weights as read, on new tokens; smoothing narrows each activation's range;
 - every quantized projection (7 a layer + lm_head) runs on the onebit EP (trace counters, and no
   constant-weight MatMul left on ORT's CPU EP);
 - decoding one token with the KV cache gives the last token's logits of a full-sequence recompute;
@@ -30,6 +31,7 @@ import build_smollm2  # noqa: E402
 import gguf_llama  # noqa: E402
 import llama_onnx  # noqa: E402
 import llama_reference  # noqa: E402
+import smooth_activations  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
 LAYERS = 2
@@ -74,6 +76,21 @@ def test_fp32_decoder_equals_numpy_reference(built):
     assert logits.shape == (len(IDS), weights.config.vocab)
     np.testing.assert_allclose(logits, reference, atol=1e-4 * np.abs(reference).max(), rtol=0)
     assert (logits.argmax(-1) == reference.argmax(-1)).all()
+
+
+def test_smoothing_narrows_the_activation_ranges(built):
+    _, _, weights = built
+    prompts = [IDS, IDS[:7]]
+    before = smooth_activations.input_maxima(weights, prompts)
+    smoothed = gguf_llama.LlamaWeights(weights.config, weights.embedding, weights.final_norm,
+                                       [dict(layer) for layer in weights.layers])
+    smooth_activations.smooth(smoothed, prompts)
+    after = smooth_activations.input_maxima(smoothed, prompts)
+    spread = lambda m: m.max() / np.median(m)  # noqa: E731 - the largest channel against a typical one
+    for key in before:
+        assert spread(after[key]) < spread(before[key]), key
+    # Equal up to the float32 rounding of the rescaled weights.
+    np.testing.assert_allclose(llama_reference.logits(smoothed, IDS), llama_reference.logits(weights, IDS), rtol=0, atol=1e-4)
 
 
 def test_every_projection_runs_on_the_ep(built, ep_lib):

@@ -15,7 +15,7 @@ const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
-const modelDir = path.join(cache, 'smollm2-v1-l2');
+const modelDir = path.join(cache, 'smollm2-v2-l2');
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
@@ -78,7 +78,7 @@ describe('onebit-run --model smollm2', () => {
     expect(report.agreement[0].top1).toBe(1);
     expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
-    expect(readdirSync(cache)).toEqual(['smollm2-v1-l2']); // the cached model folder only: nothing partial
+    expect(readdirSync(cache)).toEqual(['smollm2-v2-l2']); // the cached model folder only: nothing partial
   });
 
   it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {

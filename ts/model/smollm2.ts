@@ -9,7 +9,7 @@ import { OnebitRuntimeError } from '../errors.js';
 import { cacheDir } from './model_cache.js';
 
 /** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
-export const BUILDER_VERSION = 1;
+export const BUILDER_VERSION = 2;
 const packageRoot = path.join(__dirname, '..', '..');
 
 export interface LlamaConfig {
