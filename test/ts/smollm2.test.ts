@@ -20,6 +20,8 @@ const modelDir = path.join(cache, 'smollm2-v2-l2');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
 
+interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
+
 interface Report {
   model: { layers: number; projections: number };
   promptTokens: number;
@@ -27,7 +29,8 @@ interface Report {
   stop: string;
   text: string;
   arms: { arm: string; prefillMs: number; promptTokensPerS: number; decodeSteps: number; decodeTokensPerS: number }[];
-  agreement: { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }[];
+  agreement: Comparison[];
+  quality: { tokens: number; comparisons: Comparison[] };
   counters: { qdqRuns: number; groups: number };
   expectedQdqRuns: number;
   peakRssMiB: { onebitPhase: number; total: number };
@@ -49,8 +52,9 @@ function runNodeAsync(args: string[], extraEnv: Record<string, string>): Promise
 
 describe('onebit-run --model smollm2', () => {
   beforeAll(async () => {
-    // Builds the 2-layer model (half a minute to two, with the machine busy), then generates 6 tokens.
-    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '6', '--json', '--prompt', 'Name a colour.'], env);
+    // Builds the 2-layer model (half a minute to two, with the machine busy), generates 6 tokens,
+    // then teacher-forces the evaluation text through each arm.
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '6', '--quality', '--json', '--prompt', 'Name a colour.'], env);
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     report = JSON.parse(ran.stdout);
@@ -79,6 +83,18 @@ describe('onebit-run --model smollm2', () => {
     expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
     expect(readdirSync(cache)).toEqual(['smollm2-v2-l2']); // the cached model folder only: nothing partial
+  });
+
+  it('measures quality over the evaluation text: the EP costs no more KL against fp32 than ORT on the same model', () => {
+    const { tokens, comparisons } = report.quality;
+    expect(tokens).toBeGreaterThan(300);
+    expect(comparisons.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortFp32', 'ortQdq|ortFp32', 'onebit|ortQdq']);
+    for (const c of comparisons) expect(c.positions).toBe(tokens - 1); // the last token predicts nothing in the text
+    const [ours, theirs, between] = comparisons;
+    expect(ours.meanKl).toBeGreaterThan(0); // quantization does cost something
+    expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
+    expect(between.top1).toBeGreaterThan(0.99); // on 2 layers the two integer paths barely drift
+    expect(between.meanKl).toBeLessThan(0.005);
   });
 
   it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {

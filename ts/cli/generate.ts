@@ -4,7 +4,6 @@
 // arm): speed per arm, agreement of each position's logits, peak RSS and the EP's counters.
 // --quality adds the teacher-forced evaluation text: KL(fp32 || QDQ) and top-1 per arm.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import type { InferenceSession } from 'onnxruntime-node';
@@ -165,7 +164,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
 
   let quality: GenerationReport['quality'] = null;
   if (args.quality) {
-    const ids = tokenizer.encode(readFileSync(path.join(files.dir, 'evaluation.txt'), 'utf8'));
+    const ids = tokenizer.encode(readFileSync(files.evaluationText, 'utf8'));
     const logits: Partial<Record<ArmName, Float32Array[]>> = {};
     for (const arm of ['onebit', 'ortQdq', 'ortFp32'] as const) {
       progress.update(`quality: ${ARM_LABELS[arm]} over ${ids.length} tokens`);

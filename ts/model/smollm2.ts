@@ -36,6 +36,8 @@ export interface Smollm2Files {
   fp32Model: string;
   qdqModel: string;
   tokenizerJson: string;
+  /** The built-in text --quality is teacher-forced over. */
+  evaluationText: string;
   config: LlamaConfig;
   chat: ChatFormat;
   /** Quantized projections (7 a layer and the output projection): the groups the EP must claim. */
@@ -74,6 +76,7 @@ export function smollm2(layers: number | undefined, onBuild: (line: string) => v
     fp32Model: path.join(dir, manifest.fp32_model),
     qdqModel: path.join(dir, manifest.qdq_model),
     tokenizerJson: path.join(dir, manifest.tokenizer),
+    evaluationText: path.join(dir, manifest.evaluation_text),
     config: manifest.config,
     chat: JSON.parse(readFileSync(path.join(dir, manifest.chat), 'utf8')),
     projections: manifest.projections,
