@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Times the host gemm_q8 + epilogue per call (one thread) for the projection shapes, and
-// measures this machine's limits the same way every time: one-thread read bandwidth and the
-// int8 multiply-add peak of vpmaddwd (the instruction the AVX2 kernel issues).
+// Times the host gemm_q8 + epilogue per call (one thread) for the projection shapes with the
+// selected kernel (ONEBIT_KERNEL picks another), and measures this machine's limits the same way
+// every time: one-thread read bandwidth and the int8 multiply-add peaks of vpmaddwd (the AVX2
+// kernel's instruction) and, where the CPU has it, zmm vpdpbusd (the AVX-512 VNNI kernel's).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/epilogue.h"
 #include "kernels/gemm_q8_kernels.h"
 
@@ -92,10 +94,43 @@ __attribute__((target("avx2"), noinline)) double int8_peak_gmacs() {
   return double(iterations) * 6 * (kSaturating ? 32 : 16) / s / 1e9;
 }
 
+// vpdpbusd on zmm: 64 MACs per instruction, eight independent accumulators (more than its
+// latency needs). Written as the kernel writes it (inline asm: GCC 12 adds copies around the
+// intrinsic).
+__attribute__((target("avx512f,avx512vnni"), noinline)) double vnni_peak_gmacs() {
+  const int64_t iterations = 50'000'000;
+  alignas(64) static int32_t quads[1024];
+  for (int i = 0; i < 1024; ++i) quads[i] = 0x01020304 + i;
+  __m512i acc[8], w[8];
+  for (int r = 0; r < 8; ++r) {
+    acc[r] = _mm512_setzero_si512();
+    w[r] = _mm512_set1_epi32(0x03030303 * (1 + 2 * r));
+  }
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < iterations; ++i) {
+    const __m512i x = _mm512_set1_epi32(quads[i & 1023]);
+    for (int r = 0; r < 8; ++r) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc[r]) : "v"(x), "v"(w[r]));
+  }
+  const double s = seconds_since(t0);
+  int sink = 0;
+  for (auto& r : acc) {
+    alignas(64) int32_t lanes[16];
+    _mm512_store_si512(lanes, r);
+    sink += lanes[0];
+  }
+  volatile int keep = sink;
+  (void)keep;
+  return double(iterations) * 8 * 64 / s / 1e9;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool with_limits = !(argc > 1 && std::strcmp(argv[1], "--no-limits") == 0);
+  if (const std::string error = onebit::kernel_choice_error(); !error.empty()) {
+    std::fprintf(stderr, "gemm_q8_bench: %s\n", error.c_str());
+    return 2;
+  }
   const int repeat = 30;
   std::printf("kernel: %s, 1 thread, %d timed calls per cell (median, min-max), weights cold (not in cache)\n",
               onebit::selected_kernel_name(), repeat);
@@ -103,6 +138,8 @@ int main(int argc, char** argv) {
     std::printf("machine: read bandwidth %.1f GB/s (1 thread, 1 GiB, best of 5); int8 MAC peak %.1f GMAC/s exact "
                 "(vpmaddwd), %.1f GMAC/s saturating (vpmaddubsw)\n",
                 read_bandwidth_gbs(), int8_peak_gmacs<false>(), int8_peak_gmacs<true>());
+    if (onebit::cpu_features().avx512_vnni)
+      std::printf("machine: int8 MAC peak %.1f GMAC/s exact (vpdpbusd zmm)\n", vnni_peak_gmacs());
   }
   std::mt19937 rng(1);
   const int64_t shapes[][2] = {{1024, 2048}, {1024, 1024}, {1024, 3072}, {2048, 1024}, {3072, 1024}};

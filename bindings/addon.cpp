@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options).
+// The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options),
+// constants, parseRoutes(text, file).
 #include <napi.h>
 
+#include "constants.h"
 #include "inference_session.h"
 #include "js_error.h"
 #include "ort_runtime.h"
@@ -45,6 +47,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("processCounters", Napi::Function::New(env, process_counters));
   exports.Set("probe", Napi::Function::New(env, probe));
   exports.Set("InferenceSession", InferenceSession::define(env));
+  exports.Set("constants", constants(env));
+  exports.Set("parseRoutes", Napi::Function::New(env, parse_routes));
   return exports;
 }
 

@@ -122,6 +122,9 @@ Napi::Object to_js(Napi::Env env, const ProbeResult& r) {
     rows.Set(static_cast<uint32_t>(i), e);
   }
   o.Set("rows", rows);
+  Napi::Object counters = Napi::Object::New(env);
+  for (const auto& [name, value] : r.device_counters) counters.Set(name, static_cast<double>(value));
+  o.Set("deviceCounters", counters);
   return o;
 }
 

@@ -10,7 +10,7 @@
 
 #include "onebit_ep.h"
 #include "ort_api.h"
-#include "session_counters.h"
+#include "counters_export.h"
 
 namespace onebit {
 
@@ -39,8 +39,6 @@ void withdraw_session_counters(const std::string& session_id) {
 }  // namespace onebit
 
 extern "C" {
-
-int OnebitEp_OrtApiVersion(void) { return ORT_API_VERSION; }
 
 const char* OnebitEp_Version(void) { return ONEBIT_EP_VERSION; }
 

@@ -5,17 +5,36 @@
 #include <string>
 
 #include "execution_provider.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace onebit {
 
 namespace {
 
-constexpr const char* kVendor = "onebit";
+// The vendor is this project, not a hardware maker: it has no PCI vendor ID to report.
+constexpr const char* kVendor = "onebit-ep";
+constexpr uint32_t kVendorId = 0;
 constexpr const char* kVersion = ONEBIT_EP_VERSION;
+
+// The lowest ORT API that has every function and callback the library uses (the newest are
+// GetTensorElementTypeAndShapeDataReference and OrtEp::IsConcurrentRunSupported, both 1.24). The
+// API table only grows, so asking for 24 works in every later ORT; structs we fill keep
+// ort_version_supported = ORT_API_VERSION, which tells ORT how many of their fields we know.
+constexpr uint32_t kNeededOrtApi = 24;
+
+// An older ORT refuses GetApi(kNeededOrtApi); API 1 still has CreateStatus, so the host gets a reason.
+OrtStatus* too_old_ort_status(const OrtApiBase* api_base) {
+  const OrtApi* oldest = api_base->GetApi(1);
+  if (oldest == nullptr) return nullptr;
+  const std::string message = std::string("onebit: ") + ONEBIT_EP_NAME + " " + ONEBIT_EP_VERSION + " needs ORT 1." +
+                              std::to_string(kNeededOrtApi) + " or newer (ORT API " + std::to_string(kNeededOrtApi) +
+                              "); this process runs ORT " + api_base->GetVersionString();
+  return oldest->CreateStatus(ORT_NOT_IMPLEMENTED, message.c_str());
+}
 
 const char* ORT_API_CALL factory_name(const OrtEpFactory*) noexcept { return kEpName; }
 const char* ORT_API_CALL factory_vendor(const OrtEpFactory*) noexcept { return kVendor; }
-uint32_t ORT_API_CALL factory_vendor_id(const OrtEpFactory*) noexcept { return 0; }
+uint32_t ORT_API_CALL factory_vendor_id(const OrtEpFactory*) noexcept { return kVendorId; }
 const char* ORT_API_CALL factory_version(const OrtEpFactory*) noexcept { return kVersion; }
 
 OrtStatus* ORT_API_CALL supported_devices(OrtEpFactory* factory, const OrtHardwareDevice* const* devices,
@@ -57,6 +76,8 @@ OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*
                                   OrtEp** ep) noexcept {
   *ep = nullptr;
   return guarded([&] {
+    // A forced host kernel this CPU cannot run fails the session here, before anything is packed.
+    if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
       *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
     } catch (const std::invalid_argument& e) {
@@ -96,13 +117,15 @@ struct EpFactory : OrtEpFactory {
 
 extern "C" {
 
+int OnebitEp_OrtApiVersion(void) { return static_cast<int>(onebit::kNeededOrtApi); }
+
 __attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*, const OrtApiBase* api_base,
                                                                      const OrtLogger*, OrtEpFactory** factories,
                                                                      size_t max_factories, size_t* num_factories) {
-  const OrtApi* api = api_base->GetApi(ORT_API_VERSION);
-  if (api == nullptr) return nullptr;  // cannot even build a status; ORT reports no factories
-  onebit::set_ort_api(api, api->GetEpApi());
   *num_factories = 0;
+  const OrtApi* api = api_base->GetApi(onebit::kNeededOrtApi);
+  if (api == nullptr) return onebit::too_old_ort_status(api_base);
+  onebit::set_ort_api(api, api->GetEpApi());
   if (max_factories < 1) return api->CreateStatus(ORT_INVALID_ARGUMENT, "onebit: no room for the EP factory");
   return onebit::guarded([&] {
     factories[0] = new onebit::EpFactory();

@@ -5,6 +5,8 @@
 #include <new>
 #include <set>
 
+#include "counters_export.h"
+
 #include "fused_kernel.h"
 #include "graph_index.h"
 #include "group_match.h"
@@ -53,8 +55,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
   });
 }
 
-// Builds one plan per fused group: reads the constants from the group's own graph and packs them.
-GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node) {
+// Builds one kernel per fused group: reads the constants from the group's own graph, sets up its
+// device leg from the model's weight (while ORT still holds it), packs the host weights, finds
+// which kernel input is which.
+FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
   const char* fused_name = nullptr;
   check(ort().Node_GetName(fused_node, &fused_name));
   const GraphIndex index(graph);
@@ -64,9 +68,20 @@ GroupPlan compile_group(const OrtGraph* graph, const OrtNode* fused_node) {
     if (auto* why = std::get_if<std::string>(&result))
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
     try {
-      GroupPlan plan = pack_group(read_group(std::get<GroupMatch>(result), index));
-      plan.name += " (fused node '" + std::string(fused_name) + "')";
-      return plan;
+      const GroupMatch& match = std::get<GroupMatch>(result);
+      GroupSource source = read_group(match, index);
+      source.plan.name += " (fused node '" + std::string(fused_name) + "')";
+      GroupDevice device;
+      if (session.device && source.batches() == 1) {
+        device = prepare_group_device(*session.device, source.weight(), session.counters);
+        if (!device.failure.empty())
+          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure);
+      }
+      GroupPlan plan = pack_group(std::move(source));
+      plan.device = std::move(device);
+      const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
+      return new FusedKernel(std::move(plan), inputs, session);
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
     } catch (const std::bad_alloc&) {
@@ -83,15 +98,7 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
   OrtStatus* status = guarded([&] {
     SessionContext& session = self(ep).session;
     for (size_t i = 0; i < count; ++i) {
-      GroupPlan plan = compile_group(graphs[i], fused_nodes[i]);
-      GroupDevice device;
-      if (session.device && plan.weights.size() == 1) {
-        device = prepare_group_device(*session.device, plan.weights.front(), session.counters);
-        if (!device.failure.empty())
-          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
-              "onebit: " + plan.name + ": no device designs, its calls run on the host: " + device.failure);
-      }
-      infos[i] = new FusedKernel(std::move(plan), std::move(device), session);
+      infos[i] = compile_group(graphs[i], fused_nodes[i], session);
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
       onebit::count(session.counters, Counter::Groups);
     }
@@ -117,11 +124,13 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   GetCapability = get_capability;
   Compile = compile;
   ReleaseNodeComputeInfos = release_infos;
+  IsConcurrentRunSupported = [](OrtEp*, bool* yes) noexcept -> OrtStatus* { *yes = true; return nullptr; };  // test/ts/concurrency.test.ts
   session.options = std::move(opts);
   session.logger = log_to;
   session.device = SessionDevice::open(session.options);
   if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
-  if (!session.options.routes.empty()) session.routes = RoutesTable::load(session.options.routes);
+  session.policy.min_device_rows = session.options.min_device_rows;
+  if (!session.options.routes.empty()) session.policy.routes = RoutesTable::load(session.options.routes);
   if (!session.options.trace_file.empty()) session.trace_file = std::make_unique<TraceFile>(session.options.trace_file);
   publish_session_counters(session.options.session_id, &session.counters);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One EP instance per session: claims quantized MatMul groups and compiles them.
 #pragma once
-#include "ep_options.h"
+#include "engine/ep_options.h"
 #include "onebit_ep.h"
 #include "ort_api.h"
 #include "session_context.h"

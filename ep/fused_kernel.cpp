@@ -1,52 +1,87 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fused_kernel.h"
 
-#include <algorithm>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/activation_scale.h"
+#include "engine/batch_broadcast.h"
+#include "engine/group_call.h"
+#include "kernels/dynamic_quantize.h"
+#include "kernel_inputs.h"
 
 namespace onebit {
 
 namespace {
 
-struct TensorShape {
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> dims;
+// How one call maps onto the packed weights: M rows per entry, the output's dims, and for a
+// batched weight which activation entry meets which weight entry (ONNX MatMul broadcasting).
+struct CallShape {
+  int64_t M = 0;
+  std::vector<int64_t> y_dims;
+  BatchBroadcast batches;  // a 2-D weight: one entry, 0 with 0
 };
 
-TensorShape shape_of(const OrtValue* value) {
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(ort().GetTensorTypeAndShape(value, &info));
-  TensorShape s;
-  size_t rank = 0;
-  OrtStatus* status = ort().GetTensorElementType(info, &s.type);
-  if (status == nullptr) status = ort().GetDimensionsCount(info, &rank);
-  s.dims.resize(rank);
-  if (status == nullptr && rank) status = ort().GetDimensions(info, s.dims.data(), rank);
-  ort().ReleaseTensorTypeAndShapeInfo(info);
-  check(status);
-  return s;
-}
-
-ONNXTensorElementDataType element_type_of(QType t) {
-  return t == QType::Int8 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-}
-
-// Checks the activation against what was compiled; returns the rows per batch entry (M).
-int64_t rows_of(const GroupPlan& plan, const TensorShape& x) {
+// Checks the activation against what was compiled.
+CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
   auto fail = [&](const std::string& why) {
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
   };
-  if (x.type != element_type_of(plan.x_type)) fail("has the wrong type; compiled for " + type_name(element_type_of(plan.x_type)));
+  const ONNXTensorElementDataType type = plan.quantizes_x ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
+  if (x.type != type) fail("has the wrong type; compiled for " + type_name(type));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
   if (x.dims.back() != plan.K) fail("does not match the weight's K=" + std::to_string(plan.K));
-  for (size_t i = 0; i < plan.batch.size(); ++i)
-    if (x.dims[i] != plan.batch[i]) fail("does not match the weight's batch dims " + shape_string(plan.batch));
-  int64_t rows = 1;
-  for (size_t i = plan.batch.size(); i + 1 < x.dims.size(); ++i) rows *= x.dims[i];
-  return rows;
+  CallShape shape;
+  if (plan.batch.empty()) {
+    // A 2-D weight: every leading dim is rows.
+    shape.M = 1;
+    for (size_t i = 0; i + 1 < x.dims.size(); ++i) shape.M *= x.dims[i];
+    shape.batches = {{}, {0}, {0}};
+    shape.y_dims = x.dims;
+  } else {
+    const std::vector<int64_t> x_batch(x.dims.begin(), x.dims.end() - 2);
+    auto batches = broadcast_batches(x_batch, plan.batch);
+    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(plan.batch));
+    shape.M = x.dims[x.dims.size() - 2];
+    shape.batches = std::move(*batches);
+    shape.y_dims = shape.batches.dims;
+    shape.y_dims.insert(shape.y_dims.end(), {shape.M, plan.K});
+  }
+  shape.y_dims.back() = plan.N;
+  return shape;
+}
+
+// This call's quantized activation, zero point and epilogue: the compiled ones, or those of a
+// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
+struct CallActivation {
+  const uint8_t* data = nullptr;
+  int32_t zero_point = 0;
+  std::optional<Epilogue> epilogue;  // empty: the plan's
+  std::vector<uint8_t> quantized;    // what this call quantized
+};
+
+CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count) {
+  const GroupPlan& plan = kernel.plan;
+  const void* data = nullptr;
+  check(ort().GetTensorData(x, &data));
+  CallActivation a;
+  a.data = static_cast<const uint8_t*>(data);
+  a.zero_point = plan.x_zero_point;
+  if (plan.quantizes_x) {
+    a.quantized.resize(count);
+    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
+    a.data = a.quantized.data();
+    a.zero_point = q.zero_point;
+    a.epilogue = epilogue_for_activation_scale(plan, q.scale);
+    return a;
+  }
+  if (kernel.inputs.x_zero_point) a.zero_point = read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan);
+  if (kernel.inputs.x_scale)
+    a.epilogue = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
+  return a;
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -56,123 +91,69 @@ OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeCon
 
 void ORT_API_CALL release_state(OrtNodeComputeInfo*, void*) noexcept {}
 
-// One call's work, split by column blocks so the session's intra-op threads share it. Each
-// task computes its columns' accumulators and runs the epilogue on them while they are hot.
-struct ColumnJob {
-  const GroupPlan* plan;
-  const PackedWeights* weights;
-  const PreparedActivation* x;
-  int32_t* acc;  // M×N
-  void* y;       // M×N outputs
-  int64_t blocks_per_task;
-
-  void run(size_t task) const {
-    const int64_t b0 = static_cast<int64_t>(task) * blocks_per_task;
-    const int64_t b1 = std::min(b0 + blocks_per_task, weights->n_blocks());
-    gemm_q8_blocks(*x, *weights, b0, b1, acc, plan->N);
-    plan->epilogue.apply_columns(acc, x->M, plan->N, b0 * kBlockN, std::min(b1 * kBlockN, plan->N), y);
-  }
-};
-
-void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job)->run(task); }
-
-// Enough tasks to balance a few threads, few enough that each streams a long run of weights.
-constexpr int64_t kTasksPerCall = 16;
-
-void count_route(Counters& counters, RouteReason reason) {
-  switch (reason) {
-    case RouteReason::RowsPolicy: count(counters, Counter::HostRowsPolicy); break;
-    case RouteReason::Routes: count(counters, Counter::HostRoutes); break;
-    case RouteReason::DesignsFailed:
-    case RouteReason::Fallback: count(counters, Counter::DeviceFallbacks); break;
-    case RouteReason::Busy: count(counters, Counter::DeviceBusy); break;
-    case RouteReason::Device: count(counters, Counter::DeviceCalls); break;
-    case RouteReason::NoDevice: break;
-  }
+// Runs the engine's tasks on the session's intra-op threads.
+TaskRunner intra_op_tasks(OrtKernelContext* context) {
+  return [context](void (*task)(void*, size_t), size_t count, void* job) {
+    check(ort().KernelContext_ParallelFor(context, task, count, 0, job));
+  };
 }
 
-void count_device_call(Counters& counters, const npu::CallStats& stats) {
-  count(counters, Counter::DeviceLaunches, stats.launches);
-  count(counters, Counter::ABytesSynced, stats.a_bytes_synced);
-  count(counters, Counter::CBytesSynced, stats.c_bytes_synced);
-  count(counters, stats.c_whole ? Counter::CSyncsWhole : Counter::CSyncsNarrowed);
+void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t start_us, const CallResult& call) {
+  TraceEvent event;
+  event.node = plan.name;
+  event.K = plan.K;
+  event.N = plan.N;
+  event.rows = rows;
+  event.on_device = call.on_device();
+  event.reason = route_reason_name(call.reason);
+  event.start_us = start_us;
+  event.duration_us = call.ns / 1000;
+  event.launches = call.device_stats.launches;
+  event.a_bytes = call.device_stats.a_bytes_synced;
+  event.c_bytes = call.device_stats.c_bytes_synced;
+  event.c_whole = call.device_stats.c_whole;
+  file.record(event);
 }
 
-// One batch entry: M rows against one packed weight, on the device when the route allows and
-// the device succeeds, else on the host; then the epilogue into y.
-void run_batch(FusedKernel& kernel, OrtKernelContext* context, const PackedWeights& w, const Activation& a,
+// One batch entry through the engine, then its counters, a warning for a device failure, and
+// its trace event.
+void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, const Epilogue& epilogue,
                int32_t* acc, void* y) {
   SessionContext& session = kernel.session;
-  const GroupPlan& plan = kernel.plan;
-  const uint64_t start = trace_clock_us();
-  const PreparedActivation prepared = prepare_activation(a, plan.K);
-  const bool single = plan.weights.size() == 1;
-  RouteReason reason = single ? choose_route(session.device.get(), kernel.device, session.options, session.routes,
-                                             plan.K, plan.N, a.M)
-                              : RouteReason::NoDevice;
-  DeviceCallResult device_call;
-  if (reason == RouteReason::Device) {
-    device_call = run_on_device(*session.device, kernel.device, prepared, w, acc);
-    reason = device_call.reason;
-    if (reason == RouteReason::Fallback)
-      log(session.logger, ORT_LOGGING_LEVEL_WARNING, "onebit: " + plan.name + ": device call failed, ran on the host: " +
-                                                         device_call.error);
-  }
-  count_route(session.counters, reason);
-  if (reason == RouteReason::Device) {
-    count_device_call(session.counters, device_call.stats);
-    plan.epilogue.apply(acc, a.M, plan.N, y);
-  } else {
-    const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
-    const ColumnJob job{&plan, &w, &prepared, acc, y, per_task};
-    const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
-    check(ort().KernelContext_ParallelFor(context, run_column_task, tasks, 0, const_cast<ColumnJob*>(&job)));
-  }
-  const uint64_t elapsed = trace_clock_us() - start;
-  const bool on_device = reason == RouteReason::Device;
-  count(session.counters, on_device ? Counter::DeviceNs : Counter::HostNs, elapsed * 1000);
-  if (session.trace_file) {
-    TraceEvent event;
-    event.node = plan.name;
-    event.K = plan.K;
-    event.N = plan.N;
-    event.rows = a.M;
-    event.on_device = on_device;
-    event.reason = route_reason_name(reason);
-    event.start_us = start;
-    event.duration_us = elapsed;
-    event.launches = device_call.stats.launches;
-    event.a_bytes = device_call.stats.a_bytes_synced;
-    event.c_bytes = device_call.stats.c_bytes_synced;
-    event.c_whole = device_call.stats.c_whole;
-    session.trace_file->record(event);
-  }
+  const uint64_t start_us = trace_clock_us();
+  const CallResult call = run_call(kernel.plan, site, batch, a, epilogue, acc, y);
+  if (call.reason == RouteReason::Fallback)
+    log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+        "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
+  count_call(session.counters, call);
+  if (session.trace_file) trace_call(*session.trace_file, kernel.plan, a.M, start_us, call);
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
     const GroupPlan& plan = kernel.plan;
-    const OrtValue* x = nullptr;
-    check(ort().KernelContext_GetInput(context, 0, &x));
+    const OrtValue* x = kernel_input(context, kernel.inputs.x);
     const TensorShape x_shape = shape_of(x);
-    const int64_t M = rows_of(plan, x_shape);
-
-    std::vector<int64_t> y_dims = x_shape.dims;
-    y_dims.back() = plan.N;
+    const CallShape shape = call_shape(plan, x_shape);
+    const int64_t M = shape.M;
     OrtValue* y = nullptr;
-    check(ort().KernelContext_GetOutput(context, 0, y_dims.data(), y_dims.size(), &y));
-    const void* x_data = nullptr;
+    check(ort().KernelContext_GetOutput(context, 0, shape.y_dims.data(), shape.y_dims.size(), &y));
     void* y_data = nullptr;
-    check(ort().GetTensorData(x, &x_data));
     check(ort().GetTensorMutableData(y, &y_data));
 
+    const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
+      size_t x_count = 1;
+      for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
+      const CallActivation x_call = call_activation(kernel, context, x, x_count);
+      const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
       std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
-      for (size_t b = 0; b < plan.weights.size() && M > 0; ++b) {
-        const Activation a{static_cast<const uint8_t*>(x_data) + b * M * plan.K, plan.x_type, plan.x_zero_point, M};
-        run_batch(kernel, context, plan.weights[b], a, acc.data(), static_cast<uint8_t*>(y_data) + b * y_step);
+      for (size_t o = 0; o < shape.batches.x_entry.size() && M > 0; ++o) {
+        const Activation a{x_call.data + shape.batches.x_entry[o] * M * plan.K, plan.x_type, x_call.zero_point, M};
+        run_batch(kernel, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
+                  static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
@@ -184,8 +165,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, GroupDevice d, SessionContext& s)
-    : OrtNodeComputeInfo{}, plan(std::move(p)), device(std::move(d)), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, SessionContext& s)
+    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

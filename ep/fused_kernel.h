@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compute function of one fused group: validate the activation, route the call to the
-// device or the host gemm_q8, run the shared epilogue, count.
+// The compute function of one fused group: validate the activation against what was compiled,
+// hand each batch entry to the engine (route, host or device, epilogue), count and trace.
 #pragma once
-#include "device_route.h"
 #include "group_plan.h"
+#include "kernel_inputs.h"
 #include "ort_api.h"
 #include "session_context.h"
 
 namespace onebit {
 
 struct FusedKernel : OrtNodeComputeInfo {
-  FusedKernel(GroupPlan plan, GroupDevice device, SessionContext& session);
+  FusedKernel(GroupPlan plan, KernelInputs inputs, SessionContext& session);
 
   GroupPlan plan;
-  GroupDevice device;  // the group's device leg (empty without a device)
+  KernelInputs inputs;
   SessionContext& session;
 };
 

@@ -35,6 +35,13 @@ const OrtOpAttr* attribute(const OrtNode* node, const char* name) {
 
 }  // namespace
 
+std::vector<std::string> input_names(const OrtNode* node) {
+  std::vector<std::string> names;
+  for (const OrtValueInfo* in : value_infos(node, &OrtApi::Node_GetNumInputs, &OrtApi::Node_GetInputs))
+    names.push_back(value_name(in));
+  return names;
+}
+
 std::optional<int64_t> NodeInfo::int_attr(const char* attr_name) const {
   const OrtOpAttr* attr = attribute(node, attr_name);
   if (attr == nullptr) return std::nullopt;

@@ -35,6 +35,9 @@ struct ValueType {
   std::optional<std::vector<int64_t>> shape;  // -1 for a symbolic dim; nullopt if rank unknown
 };
 
+// The names of a node's inputs, in order ("" for an absent optional input).
+std::vector<std::string> input_names(const OrtNode* node);
+
 class GraphIndex {
  public:
   explicit GraphIndex(const OrtGraph* graph);

@@ -105,7 +105,36 @@ void match_qdq(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   match_tail(g, m, anchor.outputs.at(0));
 }
 
-void match_single_node(const NodeInfo& anchor, GroupMatch& m) {
+// quantize_dynamic's tail after MatMulInteger: Cast(to float), then Mul by a scale product
+// Mul(x_scale, w_scale) used only here, then the optional bias Add / QuantizeLinear. Without the
+// Cast/Mul chain the MatMulInteger stands alone.
+void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
+  const NodeInfo* cast = sole_consumer(g, m.output);
+  if (!is_op(cast, "Cast") || cast->int_attr("to") != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
+  const std::string acc_float = cast->outputs.at(0);
+  const NodeInfo* mul = sole_consumer(g, acc_float);
+  if (!is_op(mul, "Mul")) return;
+  const std::string scales = mul->input(0) == acc_float ? mul->input(1) : mul->input(0);
+  const NodeInfo* scales_mul = g.producer(scales);
+  if (scales == acc_float || !is_op(scales_mul, "Mul") || sole_consumer(g, scales) == nullptr) return;
+  // The weight scale is the constant factor; read_group checks both.
+  const bool w_first = g.constant(scales_mul->input(0)).has_value();
+  m.kind = GroupKind::DynamicMatMulInteger;
+  m.w_scale = scales_mul->input(w_first ? 0 : 1);
+  m.x_scale = scales_mul->input(w_first ? 1 : 0);
+  m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
+  match_tail(g, m, mul->outputs.at(0));
+  // Its DynamicQuantizeLinear joins the group when nothing else reads its outputs.
+  const NodeInfo* dql = g.producer(m.x);
+  if (is_op(dql, "DynamicQuantizeLinear") && dql->outputs.size() == 3 && dql->outputs[1] == m.x_scale &&
+      dql->outputs[2] == m.x_zero_point && sole_consumer(g, m.x) == m.anchor &&
+      sole_consumer(g, m.x_zero_point) == m.anchor && sole_consumer(g, m.x_scale) == scales_mul) {
+    m.x_float = dql->input(0);
+    m.nodes.push_back(dql);
+  }
+}
+
+void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   if (anchor.op_type == "QLinearMatMul") {
     m.kind = GroupKind::QLinearMatMul;
     m.x = anchor.input(0);
@@ -124,6 +153,7 @@ void match_single_node(const NodeInfo& anchor, GroupMatch& m) {
     m.w_zero_point = anchor.input(3);
   }
   m.output = anchor.outputs.at(0);
+  if (m.kind == GroupKind::MatMulInteger) match_dynamic_tail(g, m);
 }
 
 }  // namespace
@@ -138,7 +168,7 @@ MatchResult match_group(const GraphIndex& g, const NodeInfo& anchor) {
   m.anchor = &anchor;
   try {
     if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm") match_qdq(g, anchor, m);
-    else match_single_node(anchor, m);
+    else match_single_node(g, anchor, m);
   } catch (const Declined& d) {
     return d.reason;
   }

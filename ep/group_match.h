@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Finds the quantized MatMul group around an anchor node (MatMul, Gemm, QLinearMatMul,
 // MatMulInteger): which nodes to fuse and which value plays which role. Structure only;
-// the values themselves are checked by read_group_params (group_plan.h).
+// the values themselves are checked by read_group (group_plan.h).
+// DynamicMatMulInteger is quantize_dynamic's chain, MatMulInteger → Cast(float) →
+// Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
+// DynamicQuantizeLinear, fused too when all its outputs feed this group only (the kernel then
+// takes the float activation), else left to ORT and its outputs read per call.
 #pragma once
 #include <string>
 #include <variant>
@@ -11,13 +15,14 @@
 
 namespace onebit {
 
-enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger };
+enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger, DynamicMatMulInteger };
 
 struct GroupMatch {
   GroupKind kind = GroupKind::QdqMatMul;
   const NodeInfo* anchor = nullptr;
   std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
+  std::string x_float;                   // input of a fused DynamicQuantizeLinear; "" = none
   std::string w, w_scale, w_zero_point;  // constant weight
   bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
   int64_t w_axis = 1;                    // the weight DequantizeLinear's axis attribute

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/batch_broadcast.h"
 #include "kernels/page_out.h"
 
 namespace onebit {
@@ -62,6 +63,18 @@ void require_per_channel_count(const ConstTensor& t, int64_t N, const std::strin
   require(ok, role + " has shape " + shape_string(t.shape) + "; expected one value or [" + std::to_string(N) + "]");
 }
 
+// A value computed per call that must hold one element of `type` (Compute checks the count).
+void require_runtime_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type,
+                            const char* role) {
+  const ValueType t = g.type_of(value);
+  require(t.element == type, std::string(role) + " '" + value + "' has type " + type_name(t.element) + "; expected " +
+                                 type_name(type));
+  bool one = true;
+  const std::vector<int64_t> shape = t.shape.value_or(std::vector<int64_t>{});
+  for (int64_t d : shape) one = one && (d == 1 || d < 0);
+  require(one, std::string(role) + " '" + value + "' has shape " + shape_string(shape) + "; expected one value");
+}
+
 void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
   const ValueType x = g.type_of(m.x);
   const auto type = qtype_of(x.element);
@@ -72,10 +85,22 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
               std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
   const int64_t k = x.shape->back();
   require(k < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
-  for (size_t i = 0; i < plan.batch.size(); ++i) {
-    const int64_t d = (*x.shape)[i];
-    require(d < 0 || d == plan.batch[i], "activation '" + m.x + "' batch dims " + shape_string(*x.shape) +
-                                             " do not match the weight's " + shape_string(plan.batch));
+  if (!plan.batch.empty()) {
+    const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
+    require(batches_may_broadcast(x_batch, plan.batch), "activation '" + m.x + "' batch dims " +
+                                                            shape_string(*x.shape) + " do not broadcast with the weight's " +
+                                                            shape_string(plan.batch));
+  }
+  if (!m.x_float.empty()) {  // a fused DynamicQuantizeLinear: uint8, scale and zero point per call
+    const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
+    require(t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x_float + "' has type " + type_name(t));
+    plan.quantizes_x = true;
+    return;
+  }
+  if (m.kind == GroupKind::DynamicMatMulInteger && !m.x_zero_point.empty() && !g.constant(m.x_zero_point)) {
+    require_runtime_scalar(g, m.x_zero_point, element_type_of(plan.x_type), "activation zero point");
+    plan.x_zero_point_input = m.x_zero_point;
+    return;
   }
   plan.x_zero_point = scalar_zero_point(g, m.x_zero_point, plan.x_type, "activation zero point");
 }
@@ -97,7 +122,6 @@ void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   require(plan.K > 0 && plan.N > 0, "weight '" + m.w + "' is empty " + shape_string(shape));
   require(plan.K <= kMaxK, "weight '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
                                " (int32 accumulators could overflow)");
-  if (!plan.batch.empty()) plan.min_rank = plan.max_rank = shape.size();
 
   if (m.w_zero_point.empty()) return;
   ConstTensor zp = need_constant(g, m.w_zero_point, "weight zero point");
@@ -162,6 +186,25 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   plan.epilogue.y_zero_point = scalar_zero_point(g, m.y_zero_point, y_type, "output zero point");
 }
 
+// quantize_dynamic's Mul(x_scale, w_scale): the weight scales are constants; the activation
+// scale is read per call unless it is a constant too.
+void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
+  require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
+  require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
+  for (size_t n = 0; n < sw.count(); ++n) plan.w_scale.push_back(static_cast<float>(sw.as_double(n)));
+  if (auto sx = g.constant(m.x_scale)) {
+    require(sx->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && sx->count() == 1,
+            "activation scale '" + m.x_scale + "' is not one float");
+    for (float w : plan.w_scale) plan.epilogue.scale.push_back(static_cast<float>(float(sx->as_double(0)) * w));
+    plan.w_scale.clear();
+    return;
+  }
+  if (plan.quantizes_x) return;
+  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
+  plan.x_scale_input = m.x_scale;
+}
+
 // QLinearMatMul requantizes with a_scale * b_scale / y_scale evaluated in the scales' own type,
 // as the ONNX reference does.
 void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
@@ -184,6 +227,10 @@ void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
 
 }  // namespace
 
+ONNXTensorElementDataType element_type_of(QType t) {
+  return t == QType::Int8 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 : ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+}
+
 GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
   GroupSource src;
   src.plan.name = m.anchor->describe();
@@ -197,6 +244,11 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
       break;
     case GroupKind::QLinearMatMul: read_qlinear_scales(m, g, src.plan); break;
     case GroupKind::MatMulInteger: src.plan.epilogue.kind = OutputKind::Int32; break;
+    case GroupKind::DynamicMatMulInteger:
+      read_dynamic_scales(m, g, src.plan);
+      read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
+      read_qdq_output(m, g, src.plan);
+      break;
   }
   return src;
 }
@@ -204,7 +256,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 GroupPlan pack_group(GroupSource src) {
   GroupPlan plan = std::move(src.plan);
   const int64_t per_batch = plan.K * plan.N;
-  const size_t batches = src.w.count() / static_cast<size_t>(per_batch);
+  const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);
   const int32_t* zp = src.w_zero_points.empty() ? nullptr : src.w_zero_points.data();
   for (size_t b = 0; b < batches; ++b)

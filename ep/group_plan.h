@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/epilogue.h"
-#include "kernels/gemm_q8.h"
+#include "engine/fused_group.h"
 #include "group_match.h"
 
 namespace onebit {
@@ -18,17 +17,16 @@ struct UnsupportedGroup : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-struct GroupPlan {
-  std::string name;  // the anchor, for messages: "MatMul 'proj'"
-  QType x_type = QType::Int8;
-  int32_t x_zero_point = 0;
-  int64_t K = 0;
-  int64_t N = 0;
-  std::vector<int64_t> batch;  // leading dims of a batched weight; empty for a 2-D weight
+// The engine's group plus what Compute checks each activation against.
+struct GroupPlan : FusedGroup {
+  std::vector<int64_t> batch;  // leading dims of a batched weight (broadcast against the activation's)
   size_t min_rank = 2;         // accepted activation ranks
   size_t max_rank = 4;
-  Epilogue epilogue;
-  std::vector<PackedWeights> weights;  // one per batch entry, filled by pack_group
+  // Values the kernel reads per call (quantize_dynamic's activation scale and zero point);
+  // "" when the value is a constant, folded in here.
+  std::string x_scale_input, x_zero_point_input;
+  // The group runs its DynamicQuantizeLinear: the kernel's activation is float, quantized per call.
+  bool quantizes_x = false;
 };
 
 // The plan plus a view of the weight still owned by ORT (valid during GetCapability/Compile).
@@ -38,7 +36,13 @@ struct GroupSource {
   QType w_type = QType::Int8;
   bool w_is_nk = false;
   std::vector<int32_t> w_zero_points;  // 1 or N values; empty = 0
+
+  size_t batches() const { return w.count() / static_cast<size_t>(plan.K * plan.N); }
+  // The weight of a single-batch group, for the device leg.
+  WeightSource weight() const { return {w.data, w_type, plan.K, plan.N, w_is_nk}; }
 };
+
+ONNXTensorElementDataType element_type_of(QType t);
 
 // Throws UnsupportedGroup naming the value and the reason.
 GroupSource read_group(const GroupMatch& match, const GraphIndex& graph);

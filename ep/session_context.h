@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What one session's EP and its fused kernels share: options, counters, the device, the
-// routes table and the trace file.
+// What one session's EP and its fused kernels share: options, counters, the device, the route
+// policy and the trace file.
 #pragma once
 #include <memory>
-#include <optional>
 
-#include "device_route.h"
-#include "ep_options.h"
+#include "engine/counters.h"
+#include "engine/ep_options.h"
+#include "engine/route_policy.h"
+#include "engine/session_device.h"
 #include "ort_api.h"
-#include "routes_table.h"
-#include "session_counters.h"
 #include "trace_file.h"
 
 namespace onebit {
@@ -19,7 +18,7 @@ struct SessionContext {
   const OrtLogger* logger = nullptr;
   Counters counters;
   std::unique_ptr<SessionDevice> device;  // null: host only
-  std::optional<RoutesTable> routes;
+  RoutePolicy policy;
   std::unique_ptr<TraceFile> trace_file;  // null: no per-call events
 };
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "session_counters.h"
+#include "engine/counters.h"
 
 namespace onebit {
 

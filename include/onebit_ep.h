@@ -32,7 +32,7 @@ typedef struct OnebitEpCounter {
   uint64_t value;
 } OnebitEpCounter;
 
-/* The ORT API version this library was built against (it asks the runtime for exactly this one). */
+/* The ORT API version this library asks the runtime for: the lowest it needs (older ORT refuses it at registration). */
 ONEBIT_EP_EXPORT int OnebitEp_OrtApiVersion(void);
 
 /* ONEBIT_EP_VERSION of the library actually loaded. */

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu_features.h"
+
 namespace onebit {
 
 namespace {
@@ -13,9 +15,9 @@ struct Columns {
   int64_t M, N, begin, end;
 };
 
-// The epilogue's arithmetic, written once. It is compiled twice (below): for the baseline ISA and
-// for AVX2, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd) — same operations, same
-// order, so the same results.
+// The epilogue's arithmetic, written once. It is compiled three times (below): for the baseline
+// ISA, for AVX2 and for AVX-512, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd or
+// vrndscalepd) — same operations, same order, so the same results.
 template <typename T>
 [[gnu::always_inline]] inline void requantize(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
   constexpr double lo = double(std::numeric_limits<T>::min());
@@ -69,6 +71,12 @@ __attribute__((target("avx2"))) void apply_avx2(const Epilogue& e, const int32_t
   apply_converting(e, acc, c, out);
 }
 
+// zmm: fewer instructions per element (measured, 128×2048 int8 output, one thread: 0.238 -> 0.190 ms).
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw"))) void apply_avx512(const Epilogue& e, const int32_t* acc,
+                                                                           Columns c, void* out) {
+  apply_converting(e, acc, c, out);
+}
+
 }  // namespace
 
 size_t output_element_size(OutputKind kind) {
@@ -89,8 +97,8 @@ void Epilogue::apply_columns(const int32_t* acc, int64_t M, int64_t N, int64_t n
       std::copy(acc + m * N + n_begin, acc + m * N + n_end, static_cast<int32_t*>(out) + m * N + n_begin);
     return;
   }
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  (avx2 ? apply_avx2 : apply_baseline)(*this, acc, c, out);
+  static const auto apply = cpu_features().avx512 ? apply_avx512 : cpu_features().avx2 ? apply_avx2 : apply_baseline;
+  apply(*this, acc, c, out);
 }
 
 }  // namespace onebit

@@ -10,36 +10,54 @@
 
 namespace onebit {
 
-// Largest K for which every accumulator fits in int32 (|x - zx|, |w - zw| <= 255).
+// Largest K for which every accumulator fits in int32 (|x - zx|, |w - zw| <= 255). It is every
+// kernel's bound: no kernel saturates or rounds on the way (vpmaddwd and vpdpbusd products and
+// sums are exact and wrap modulo 2^32 like the fold), so each one yields the true result modulo
+// 2^32, which is the true result whenever that fits. kernels/README.md derives it per kernel.
 constexpr int64_t kMaxK = INT32_MAX / (255 * 255);
 
-// Columns per packed block: one 256-bit register holds 8 columns × one k pair as int16.
+// Columns per packed block: the 16 int32 lanes of one zmm register (AVX-512 VNNI kernel), or two
+// ymm registers (AVX-VNNI and AVX2 kernels).
 constexpr int64_t kBlockN = 16;
 
+// How a kernel takes k: vpmaddwd multiplies int16 pairs, vpdpbusd byte quads. Weights and
+// activations are prepared in the grouping of the kernel that will run them.
+enum class KGroup : int64_t { Pairs = 2, Quads = 4 };
+
 // Weights packed once at compile time into the layout the kernels stream. Values are int8
-// (uint8 shifted by -128). Columns come in blocks of kBlockN; inside a block, k comes in pairs:
-// pair p holds, for each of the 16 columns, w[2p][n] then w[2p+1][n] (32 bytes). K is padded to
-// an even count and N to a whole block with zeros, which add nothing to any dot product.
-// Zero points (shifted alike) and column sums fold the zero-point terms out of the inner loop.
+// (uint8 shifted by -128). Columns come in blocks of kBlockN; inside a block, k comes in groups
+// of g = 2 or 4: group i holds, for each of the 16 columns, w[g·i .. g·i+g-1][n] (16·g bytes).
+// K is padded to a whole group and N to a whole block with zeros, which add nothing to any dot
+// product. Zero points (shifted alike) and column sums fold the zero-point terms out of the
+// inner loop.
 struct PackedWeights {
   int64_t K = 0;
   int64_t N = 0;
-  std::vector<int8_t, HugePageAllocator<int8_t>> blocks;  // n_blocks() × k_pairs() × 2·kBlockN bytes
+  KGroup group = KGroup::Pairs;
+  std::vector<int8_t, HugePageAllocator<int8_t>> blocks;  // n_blocks() × block_bytes()
   std::vector<int32_t> zero_point;  // per column
   std::vector<int32_t> col_sum;     // sum over k of the shifted w[k][n]
 
-  int64_t k_pairs() const { return (K + 1) / 2; }
+  int64_t group_size() const { return static_cast<int64_t>(group); }
+  int64_t k_padded() const { return (K + group_size() - 1) / group_size() * group_size(); }
   int64_t n_blocks() const { return (N + kBlockN - 1) / kBlockN; }
+  int64_t block_bytes() const { return k_padded() * kBlockN; }
   // The shifted value of w[k][n] (k < K, n < N).
   int8_t at(int64_t k, int64_t n) const {
-    return blocks[static_cast<size_t>(((n / kBlockN) * k_pairs() + k / 2) * 2 * kBlockN + (n % kBlockN) * 2 + k % 2)];
+    const int64_t g = group_size();
+    return blocks[static_cast<size_t>((n / kBlockN) * block_bytes() + (k / g) * g * kBlockN + (n % kBlockN) * g + k % g)];
   }
 };
 
+// The grouping of the kernel gemm_q8_blocks runs (selected once per process).
+KGroup selected_k_group();
+
 // w points at K×N (or N×K when w_is_nk) values of type `type`. zero_points holds 1 value
-// (per tensor) or N values (per output column); null means zero.
+// (per tensor) or N values (per output column); null means zero. Packs for `group` only, so a
+// session holds one copy of the weights.
 PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
-                           const int32_t* zero_points, int64_t zero_point_count);
+                           const int32_t* zero_points, int64_t zero_point_count,
+                           KGroup group = selected_k_group());
 
 struct Activation {
   const void* data = nullptr;  // M×K row-major
@@ -48,21 +66,36 @@ struct Activation {
   int64_t M = 0;
 };
 
-// An activation made ready for the kernels once per call: shifted values widened to int16,
-// rows padded to an even K (so a k pair is one 32-bit word), and the row sums.
+// An activation made ready for the kernels once per call, rows padded to a whole k group with
+// zeros, with the row sums. x - zx is what counts, so each grouping stores values in the range
+// its instruction wants and shifts the zero point alike:
+//   Pairs: int8 range (uint8 shifted by -128) widened to int16, for vpmaddwd;
+//   Quads: uint8 range (int8 shifted by +128), vpdpbusd's unsigned operand.
 struct PreparedActivation {
+  KGroup group = KGroup::Pairs;
   int64_t M = 0;
   int64_t K = 0;
-  int64_t row_stride = 0;  // int16 elements per row (K rounded up to even)
-  int32_t zero_point = 0;  // shifted
-  std::vector<int16_t> values;
+  int64_t row_stride = 0;  // elements per row (K rounded up to the group)
+  int32_t zero_point = 0;  // shifted like the values
+  std::vector<int16_t> pairs;  // M × row_stride when group == Pairs, else empty
+  std::vector<uint8_t> quads;  // M × row_stride when group == Quads, else empty
   std::vector<int32_t> row_sum;
+
+  // The stored (shifted) value of x[m][k].
+  int32_t at(int64_t m, int64_t k) const {
+    const auto i = static_cast<size_t>(m * row_stride + k);
+    return group == KGroup::Pairs ? int32_t(pairs[i]) : int32_t(quads[i]);
+  }
+  // What to subtract from the stored values (and from the zero point, and K times from the row
+  // sums) for the int8-range form a consumer outside the kernels (the device) takes.
+  int32_t int8_offset() const { return group == KGroup::Quads ? 128 : 0; }
 };
 
-PreparedActivation prepare_activation(const Activation& x, int64_t K);
+PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group = selected_k_group());
 
 // acc[m][n] for the columns of blocks [block_begin, block_end), stored at acc[m * acc_stride + n]
-// (n counted from column 0 of the matrix). Uses the fastest kernel this CPU runs.
+// (n counted from column 0 of the matrix). Runs the kernel selected for this process; operands
+// prepared in another grouping (tests, tools) get the portable kernel, which reads either.
 void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                     int64_t block_end, int32_t* acc, int64_t acc_stride);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 gemm_q8. Each k pair of an activation row is broadcast as two int16 and multiplied with
+// AVX2 gemm_q8 on operands grouped in k pairs. Each k pair of an activation row is broadcast as two int16 and multiplied with
 // 8 columns × the same k pair of the weights by vpmaddwd, which sums the two int16 products
 // into int32 exactly — unlike vpmaddubsw, whose 16-bit pair sums saturate. A register block is
 // up to 6 rows × 16 columns (12 accumulators); the weight block (K × 16 bytes) stays in cache
@@ -93,15 +93,15 @@ ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const in
 
 ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                                      int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  const int64_t k_pairs = w.k_pairs();
+  const int64_t k_pairs = w.k_padded() / 2;
   int32_t dots[kMaxRows][kBlockN];
   for (int64_t b = block_begin; b < block_end; ++b) {
-    const int8_t* block = w.blocks.data() + b * k_pairs * 2 * kBlockN;
+    const int8_t* block = w.blocks.data() + b * w.block_bytes();
     const int64_t n0 = b * kBlockN;
     const int64_t columns = std::min(kBlockN, w.N - n0);
     for (int64_t m0 = 0; m0 < x.M; m0 += kMaxRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, x.M - m0));
-      const int16_t* rows_x = x.values.data() + m0 * x.row_stride;
+      const int16_t* rows_x = x.pairs.data() + m0 * x.row_stride;
       if (m0 == 0) dot_rows<true>(rows, rows_x, x.row_stride, block, k_pairs, dots);
       else dot_rows<false>(rows, rows_x, x.row_stride, block, k_pairs, dots);
       for (int r = 0; r < rows; ++r) {

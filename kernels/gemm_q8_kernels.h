@@ -2,6 +2,9 @@
 // The kernel family behind gemm_q8_blocks, each with the same contract. The portable kernel is
 // the reference every other one must match bit for bit; the tests run them all.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "kernels/gemm_q8.h"
 
 namespace onebit {
@@ -9,16 +12,38 @@ namespace onebit {
 using GemmBlocksKernel = void (*)(const PreparedActivation&, const PackedWeights&, int64_t block_begin,
                                   int64_t block_end, int32_t* acc, int64_t acc_stride);
 
+// Reads operands of either grouping.
 void gemm_q8_blocks_portable(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                              int64_t block_end, int32_t* acc, int64_t acc_stride);
 
-// AVX2 (vpmaddwd on int16 pairs: exact, no pair-sum saturation). Only call where avx2_available().
+// AVX2, k pairs (vpmaddwd on int16 pairs: exact, no pair-sum saturation).
 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                          int64_t block_end, int32_t* acc, int64_t acc_stride);
 
-bool avx2_available();
+// VNNI, k quads (vpdpbusd: uint8 × int8, four products into int32, exact): zmm with AVX-512
+// VNNI, ymm with AVX-VNNI (VEX).
+void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
+                               int64_t block_end, int32_t* acc, int64_t acc_stride);
+void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
+                            int64_t block_end, int32_t* acc, int64_t acc_stride);
 
-// The kernel gemm_q8_blocks uses: AVX2 where the CPU has it, unless ONEBIT_KERNEL=portable.
+struct HostKernel {
+  const char* name;      // as ONEBIT_KERNEL spells it
+  KGroup group;          // how its operands are packed and prepared
+  GemmBlocksKernel run;
+  bool (*available)();   // whether this CPU and OS can run it
+};
+
+// Every kernel, fastest first; the last one (portable) runs everywhere.
+const std::vector<HostKernel>& host_kernels();
+
+// Why ONEBIT_KERNEL cannot be honoured (unknown name, or a kernel this CPU cannot run), or an
+// empty string. The EP turns it into a failed session creation; the selection then falls back to
+// the fastest available kernel so no caller ever runs an instruction the CPU lacks.
+std::string kernel_choice_error();
+
+// The kernel gemm_q8_blocks runs: ONEBIT_KERNEL when valid, else the fastest available one.
+const HostKernel& selected_host_kernel();
 GemmBlocksKernel selected_kernel();
 const char* selected_kernel_name();
 

@@ -4,23 +4,25 @@
 namespace onebit {
 
 PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
-                           const int32_t* zero_points, int64_t zero_point_count) {
+                           const int32_t* zero_points, int64_t zero_point_count, KGroup group) {
   PackedWeights p;
   p.K = K;
   p.N = N;
-  p.blocks.assign(static_cast<size_t>(p.n_blocks() * p.k_pairs() * 2 * kBlockN), 0);
+  p.group = group;
+  const int64_t g = p.group_size();
+  p.blocks.assign(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
   p.zero_point.assign(static_cast<size_t>(N), 0);
   p.col_sum.assign(static_cast<size_t>(N), 0);
   const int32_t shift = shift_for(type);
   const auto* w8 = static_cast<const uint8_t*>(w);
   for (int64_t n = 0; n < N; ++n) {
     int32_t sum = 0;
-    int8_t* column = p.blocks.data() + (n / kBlockN) * p.k_pairs() * 2 * kBlockN + (n % kBlockN) * 2;
+    int8_t* column = p.blocks.data() + (n / kBlockN) * p.block_bytes() + (n % kBlockN) * g;
     for (int64_t k = 0; k < K; ++k) {
       const size_t src = static_cast<size_t>(w_is_nk ? n * K + k : k * N + n);
       const int32_t value = type == QType::Uint8 ? int32_t(w8[src]) : int32_t(int8_t(w8[src]));
       const auto shifted = static_cast<int8_t>(value - shift);
-      column[(k / 2) * 2 * kBlockN + k % 2] = shifted;
+      column[(k / g) * g * kBlockN + k % g] = shifted;
       sum += shifted;
     }
     p.col_sum[static_cast<size_t>(n)] = sum;
@@ -32,26 +34,44 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
   return p;
 }
 
-PreparedActivation prepare_activation(const Activation& x, int64_t K) {
-  PreparedActivation a;
-  a.M = x.M;
-  a.K = K;
-  a.row_stride = (K + 1) / 2 * 2;
-  const int32_t shift = shift_for(x.type);
-  a.zero_point = x.zero_point - shift;
-  a.values.assign(static_cast<size_t>(a.M * a.row_stride), 0);
-  a.row_sum.assign(static_cast<size_t>(a.M), 0);
+namespace {
+
+// Stores x - shift_for(type) + value_offset for every element and returns the row sums.
+template <typename T>
+std::vector<int32_t> store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset,
+                                std::vector<T>& values) {
+  values.assign(static_cast<size_t>(x.M * row_stride), 0);
+  std::vector<int32_t> row_sum(static_cast<size_t>(x.M), 0);
+  const int32_t offset = value_offset - shift_for(x.type);
   const auto* x8 = static_cast<const uint8_t*>(x.data);
-  for (int64_t m = 0; m < a.M; ++m) {
-    int16_t* row = a.values.data() + m * a.row_stride;
+  for (int64_t m = 0; m < x.M; ++m) {
+    T* row = values.data() + m * row_stride;
     int32_t sum = 0;
     for (int64_t k = 0; k < K; ++k) {
       const uint8_t raw = x8[m * K + k];
-      row[k] = static_cast<int16_t>(x.type == QType::Uint8 ? int32_t(raw) - 128 : int32_t(int8_t(raw)));
-      sum += row[k];
+      const int32_t value = (x.type == QType::Uint8 ? int32_t(raw) : int32_t(int8_t(raw))) + offset;
+      row[k] = static_cast<T>(value);
+      sum += value;
     }
-    a.row_sum[static_cast<size_t>(m)] = sum;
+    row_sum[static_cast<size_t>(m)] = sum;
   }
+  return row_sum;
+}
+
+}  // namespace
+
+PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {
+  PreparedActivation a;
+  a.group = group;
+  a.M = x.M;
+  a.K = K;
+  const auto g = static_cast<int64_t>(group);
+  a.row_stride = (K + g - 1) / g * g;
+  // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
+  const int32_t value_offset = group == KGroup::Quads ? 128 : 0;
+  a.zero_point = x.zero_point - shift_for(x.type) + value_offset;
+  a.row_sum = group == KGroup::Pairs ? store_rows(x, K, a.row_stride, value_offset, a.pairs)
+                                     : store_rows(x, K, a.row_stride, value_offset, a.quads);
   return a;
 }
 

@@ -6,9 +6,6 @@
 
 namespace onebit::npu {
 
-// Block sizes the generator builds for every shape, largest first.
-inline constexpr uint32_t kDefaultBlockSizes[] = {32, 4};
-
 // The tiling the generator uses for a (K, N); the same for every m_block of that shape.
 Tiling choose_tiling(uint32_t K, uint32_t N);
 

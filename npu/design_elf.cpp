@@ -16,7 +16,7 @@ namespace {
 // ELF constants (kept local: <elf.h> is not needed for 20 numbers).
 constexpr uint8_t kElfClass64 = 2, kElfData2Lsb = 1, kEvCurrent = 1;
 constexpr uint16_t kEtExec = 2;
-constexpr uint32_t kShtNull = 0, kShtProgbits = 1, kShtStrtab = 3, kShtNote = 7;
+constexpr uint32_t kShtProgbits = 1, kShtStrtab = 3, kShtNote = 7;
 constexpr uint64_t kShfAlloc = 0x2, kShfExecinstr = 0x4;
 constexpr uint32_t kPtLoad = 1, kPtNote = 4;
 constexpr uint32_t kPfX = 0x1, kPfR = 0x4;

@@ -106,7 +106,14 @@ Status DeviceGemm::ensure_capacity(uint32_t rows) {
 }
 
 Status DeviceGemm::run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* stats) try {
-  std::lock_guard<std::mutex> guard(mutex_);
+  // One deadline for the whole call, the wait behind this shape's earlier calls included: a
+  // queued call never waits longer than its own timeout. (A system_clock deadline locks with
+  // pthread_mutex_timedlock; steady_clock would need glibc 2.30's pthread_mutex_clocklock.)
+  const auto deadline = Clock::now() + options_.wait_timeout;
+  std::unique_lock<std::timed_mutex> guard(mutex_, std::defer_lock);
+  if (!guard.try_lock_until(std::chrono::system_clock::now() + options_.wait_timeout))
+    return make_error(ErrorCode::kTimeout, "waited " + std::to_string(options_.wait_timeout.count()) +
+                                               " ms behind earlier calls of this shape; not run on the device");
   CallStats local;
   CallStats& s = stats != nullptr ? *stats : local;
   s = CallStats{};
@@ -114,12 +121,19 @@ Status DeviceGemm::run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* st
   s.emulated = device_.emulated();
   if (rows == 0) return {};
   if (a == nullptr || c == nullptr) return make_error(ErrorCode::kInvalidArgument, "null A or C");
-  return run_locked(a, rows, c, s);
+  Status ran = run_locked(a, rows, c, s, deadline);
+  // A rare huge call must not pin its buffers (host and device copies) for the session's life.
+  if (size_t(capacity_rows_) * (K_ + size_t(N_) * 4) > kRetainedBufferBytes) {
+    a_bo_.reset();
+    c_bo_.reset();
+    capacity_rows_ = 0;
+  }
+  return ran;
 } catch (const std::bad_alloc&) {
   return make_error(ErrorCode::kInternal, "out of memory in a device call");
 }
 
-Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallStats& s) {
+Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallStats& s, Clock::time_point deadline) {
   const std::vector<BlockLaunch> plan = plan_blocks(rows, block_sizes_, options_.launch_cost_rows);
   const uint32_t computed = planned_rows(plan);
   if (Status st = ensure_capacity(computed); !st) return st;
@@ -158,7 +172,6 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
     runs.push_back(std::move(run).value());
     ++s.launches;
   }
-  const auto deadline = Clock::now() + options_.wait_timeout;
   for (const RunHandle& r : runs) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (Status st = device_.wait(r, std::max(left, std::chrono::milliseconds(0))); !st) {

@@ -80,14 +80,18 @@ class DeviceGemm {
   uint32_t K() const { return K_; }
   uint32_t N() const { return N_; }
   std::span<const uint32_t> block_sizes() const { return block_sizes_; }
+  // Rows the A and C buffers hold now: they grow to the largest call, and are released after a
+  // call whose buffers exceed kRetainedBufferBytes.
+  uint32_t capacity_rows() const { return capacity_rows_; }
+  static constexpr size_t kRetainedBufferBytes = size_t(64) << 20;
   const GemmSetupStats& setup_stats() const { return setup_; }
   // Rows the A and C BOs currently hold.
-  uint32_t capacity_rows() const { return capacity_rows_; }
 
  private:
   DeviceGemm(Device& device, const GemmOptions& options) : device_(device), options_(options) {}
   Status ensure_capacity(uint32_t rows);
-  Status run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallStats& stats);
+  Status run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallStats& stats,
+                    std::chrono::steady_clock::time_point deadline);
 
   Device& device_;
   GemmOptions options_;
@@ -97,7 +101,7 @@ class DeviceGemm {
   std::unique_ptr<BufferObject> w_bo_, a_bo_, c_bo_;
   uint32_t capacity_rows_ = 0;
   GemmSetupStats setup_;
-  std::mutex mutex_;
+  std::timed_mutex mutex_;  // one call at a time; a queued call waits within its own deadline
 };
 
 }  // namespace onebit::npu

@@ -7,6 +7,12 @@ namespace onebit::npu {
 
 const char* device_kind_name(DeviceKind kind) { return kind == DeviceKind::kEmu ? "emu" : "none"; }
 
+bool is_device_option(std::string_view name) {
+  for (const char* option : kDeviceOptions)
+    if (name == option) return true;
+  return false;
+}
+
 Result<DeviceChoice> select_device(std::string_view option) {
   std::string source = "option device=" + std::string(option);
   const char* env = std::getenv("ONEBIT_DEVICE");
@@ -18,7 +24,7 @@ Result<DeviceChoice> select_device(std::string_view option) {
   if (option == "emu") return DeviceChoice{DeviceKind::kEmu, source};
   // A hardware backend (xrt) would probe for its device here; this build has none.
   if (option == "auto") return DeviceChoice{DeviceKind::kNone, source + ": no NPU backend found"};
-  return make_error(ErrorCode::kInvalidArgument, source + ": expected auto, emu or none");
+  return make_error(ErrorCode::kInvalidArgument, source + ": expected " + kDeviceOptionsText);
 }
 
 Result<std::unique_ptr<Device>> open_device(DeviceKind kind, const DeviceOptions& options) {

@@ -4,6 +4,7 @@
 // has no hardware backend (xrt is future work), so auto resolves to none. `emu` is never
 // chosen by auto: it is for tests and development.
 #pragma once
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,11 @@
 namespace onebit::npu {
 
 enum class DeviceKind { kNone, kEmu };
+
+// The values of the `device` option, the one list every layer (and the Node package) takes.
+constexpr std::array<const char*, 3> kDeviceOptions = {"auto", "emu", "none"};
+constexpr const char* kDeviceOptionsText = "auto, emu or none";
+bool is_device_option(std::string_view name);
 
 const char* device_kind_name(DeviceKind kind);
 

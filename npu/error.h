@@ -36,7 +36,6 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
   Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit, so `return Error{...}` works
-  static Status ok_status() { return {}; }
 
   bool ok() const { return !error_.has_value(); }
   explicit operator bool() const { return ok(); }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // When the device lock is taken and released: per call (default) or per session.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <mutex>
 #include <string_view>
@@ -15,7 +16,9 @@ enum class LockPolicy {
   kPerSession,  // keep the lock from the first call that gets it until the lease ends
 };
 
-Result<LockPolicy> lock_policy_from_name(std::string_view name);  // "call" | "session"
+// The values of the `device_lock` option.
+constexpr std::array<const char*, 2> kLockPolicyNames = {"call", "session"};
+Result<LockPolicy> lock_policy_from_name(std::string_view name);
 const char* lock_policy_name(LockPolicy policy);
 
 // A session's use of the device lock, shared by all of its shapes and threads. begin_call()

@@ -5,12 +5,15 @@
 
 #include "kernels/gemm_q8.h"
 #include "npu/design.h"
+#include "npu/device_select.h"
 
 namespace onebit::probes {
 
+uint32_t max_probe_k() { return static_cast<uint32_t>(std::min<int64_t>(onebit::kMaxK, npu::kMaxK)); }
+
 void validate(const ProbeOptions& o) {
   // Both routes must hold the shape: the host's int32 bound on K and the device's limits.
-  const uint32_t max_k = static_cast<uint32_t>(std::min<int64_t>(onebit::kMaxK, npu::kMaxK));
+  const uint32_t max_k = max_probe_k();
   if (o.K == 0 || o.K > max_k)
     throw ProbeOptionError("K=" + std::to_string(o.K) + " is out of range: use 1.." + std::to_string(max_k));
   if (o.N == 0 || o.N > npu::kMaxN)
@@ -22,8 +25,8 @@ void validate(const ProbeOptions& o) {
   if (o.repeat == 0 || o.repeat > kMaxProbeRepeat)
     throw ProbeOptionError("repeat=" + std::to_string(o.repeat) + " is out of range: use 1.." +
                            std::to_string(kMaxProbeRepeat));
-  if (o.device != "auto" && o.device != "emu" && o.device != "none")
-    throw ProbeOptionError("device='" + o.device + "' is invalid: use auto, emu or none");
+  if (!npu::is_device_option(o.device))
+    throw ProbeOptionError("device='" + o.device + "' is invalid: use " + npu::kDeviceOptionsText);
 }
 
 }  // namespace onebit::probes

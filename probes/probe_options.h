@@ -26,6 +26,8 @@ struct ProbeOptionError : std::invalid_argument {
 
 constexpr uint32_t kMaxProbeRows = 65536;
 constexpr uint32_t kMaxProbeRepeat = 100000;
+// The largest K both routes hold: the host's int32 bound and the device's.
+uint32_t max_probe_k();
 
 // Throws ProbeOptionError naming the bad field and what is valid.
 void validate(const ProbeOptions& options);

@@ -2,31 +2,70 @@
 #include "probes/shape_probe.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
+#include <stdexcept>
 
+#include "engine/group_call.h"
 #include "kernels/gemm_q8_kernels.h"
 #include "npu/device_select.h"
-#include "probes/device_path.h"
-#include "probes/host_path.h"
 #include "probes/probe_operands.h"
 
 namespace onebit::probes {
 
 namespace {
 
-// The device's raw dot products, with zero points folded in as the EP does (all zero points are
-// 0 here), must equal the host's accumulators; and so the outputs of the shared epilogue.
-bool same_result(const HostPath& host, const DevicePath& device, uint32_t rows, uint32_t N, uint32_t K) {
-  const PreparedActivation& x = host.activation();
-  const PackedWeights& w = host.weights();
-  for (uint32_t m = 0; m < rows; ++m)
-    for (uint32_t n = 0; n < N; ++n) {
-      const size_t i = size_t(m) * N + n;
-      const int32_t folded = fold_zero_points(device.dots()[i], 0, x.row_sum[m], 0, w.col_sum[n], K);
-      if (folded != host.acc()[i]) return false;
-    }
-  return std::equal(host.output().begin(), host.output().begin() + ptrdiff_t(size_t(rows) * N),
-                    device.output().begin());
+double ms(uint64_t ns) { return double(ns) / 1e6; }
+
+// The probe's operands as the engine's group: int8 activations and weights, zero points 0,
+// the operands' epilogue; weights packed once, outside any timing.
+FusedGroup probe_group(const ProbeOperands& ops) {
+  FusedGroup g;
+  g.name = "probe " + std::to_string(ops.K) + "x" + std::to_string(ops.N);
+  g.K = ops.K;
+  g.N = ops.N;
+  g.epilogue = ops.epilogue;
+  g.weights.push_back(pack_weights(ops.w.data(), QType::Int8, ops.K, ops.N, false, nullptr, 0));
+  return g;
+}
+
+// One call's buffers, so each route keeps its own results for the exactness check.
+struct CallBuffers {
+  std::vector<int32_t> acc;
+  std::vector<int8_t> y;
+  explicit CallBuffers(size_t size) : acc(size), y(size) {}
+};
+
+// Opens the device and sets the group's device leg up, recording what happened in info; on
+// failure info.error says why and nullptr is returned.
+std::unique_ptr<SessionDevice> open_device(const ProbeOptions& options, const ProbeOperands& ops, FusedGroup& group,
+                                           Counters& counters, DeviceInfo& info) {
+  EpOptions settings;
+  settings.device = options.device;
+  settings.designs_dir = options.designs_dir;
+  settings.device_lock = "session";  // held from the first call on: a probe measures the device, not contention
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<SessionDevice> device;
+  try {
+    device = SessionDevice::open(settings, options.lock_path);
+  } catch (const std::invalid_argument& e) {
+    info.error = e.what();
+    return nullptr;
+  }
+  info.name = device->device().name();
+  info.emulated = device->device().emulated();
+  info.designs_dir = device->cache().dir();
+  group.device = prepare_group_device(*device, {ops.w.data(), QType::Int8, ops.K, ops.N, false}, counters);
+  info.setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!group.device.gemm) {
+    info.error = group.device.failure;
+    return nullptr;
+  }
+  const npu::GemmSetupStats& setup = group.device.gemm->setup_stats();
+  info.designs_built = setup.designs_built;
+  info.designs_loaded = setup.designs_loaded;
+  info.weight_bytes = setup.weight_bytes;
+  return device;
 }
 
 }  // namespace
@@ -43,9 +82,10 @@ ProbeResult run_probe(const ProbeOptions& options) {
 
   const uint32_t max_rows = *std::max_element(options.rows.begin(), options.rows.end());
   const ProbeOperands ops = make_operands(options.K, options.N, max_rows, options.seed);
-  HostPath host(ops);
+  FusedGroup group = probe_group(ops);
+  Counters device_counters;
 
-  std::unique_ptr<DevicePath> device;
+  std::unique_ptr<SessionDevice> device;
   npu::Result<npu::DeviceChoice> choice = npu::select_device(options.device);
   if (!choice) {
     // ONEBIT_DEVICE holds something invalid (the option itself was validated).
@@ -54,48 +94,52 @@ ProbeResult run_probe(const ProbeOptions& options) {
   } else {
     result.device.selected = npu::device_kind_name(choice->kind);
     result.device.reason = choice->reason;
-    if (choice->kind != npu::DeviceKind::kNone) {
-      device = std::make_unique<DevicePath>(ops, choice->kind, options.designs_dir, options.lock_path);
-      result.device.name = device->name();
-      result.device.emulated = device->emulated();
-      result.device.designs_dir = device->designs_dir();
-      result.device.setup_ms = device->setup_ms();
-      if (device->ok()) {
-        result.device.designs_built = device->setup().designs_built;
-        result.device.designs_loaded = device->setup().designs_loaded;
-        result.device.weight_bytes = device->setup().weight_bytes;
-      } else {
-        result.device.error = device->error();
-        device.reset();
-      }
-    }
+    if (choice->kind != npu::DeviceKind::kNone)
+      device = open_device(options, ops, group, device_counters, result.device);
   }
+
+  // The host route: no device, one thread. The device route: every call tried on the device.
+  RoutePolicy always_device;
+  always_device.min_device_rows = 0;
+  const CallSite host_site{nullptr, &always_device, {}};
+  CallSite device_site{device.get(), &always_device, {}};
+
+  const size_t size = size_t(max_rows) * ops.N;
+  CallBuffers host(size), on_device(size);
+  // A device call that did not run on the device ends the device column (busy, failed).
+  auto device_call = [&](const Activation& x) -> std::optional<CallResult> {
+    CallResult call = run_call(group, device_site, 0, x, on_device.acc.data(), on_device.y.data());
+    count_call(device_counters, call);
+    if (call.on_device()) return call;
+    result.device.error = call.device_error.empty() ? route_reason_name(call.reason) : call.device_error;
+    device.reset();
+    device_site.device = nullptr;
+    return std::nullopt;
+  };
 
   for (uint32_t rows : options.rows) {
     RowsResult r;
     r.rows = rows;
+    const Activation x{ops.a.data(), QType::Int8, 0, rows};
+    const size_t outputs = size_t(rows) * ops.N;
     std::vector<double> host_ms, total, upload, launch_wait, c_sync, epilogue;
-    DeviceCallTiming timing;
+    npu::CallStats stats;
     bool exact = true;
-    host.call(rows);  // warm-up
-    if (device && !device->call(rows, timing)) {
-      result.device.error = device->error();
-      device.reset();
-    }
+    run_call(group, host_site, 0, x, host.acc.data(), host.y.data());  // warm-up
+    if (device) (void)device_call(x);
     for (uint32_t i = 0; i < options.repeat; ++i) {
-      host_ms.push_back(host.call(rows));
+      host_ms.push_back(ms(run_call(group, host_site, 0, x, host.acc.data(), host.y.data()).ns));
       if (!device) continue;
-      if (!device->call(rows, timing)) {
-        result.device.error = device->error();
-        device.reset();
-        continue;
-      }
-      exact = exact && same_result(host, *device, rows, options.N, options.K);
-      total.push_back(timing.total_ms);
-      upload.push_back(timing.upload_ms);
-      launch_wait.push_back(timing.launch_wait_ms);
-      c_sync.push_back(timing.c_sync_ms);
-      epilogue.push_back(timing.epilogue_ms);
+      const std::optional<CallResult> call = device_call(x);
+      if (!call) continue;
+      exact = exact && std::equal(host.acc.begin(), host.acc.begin() + ptrdiff_t(outputs), on_device.acc.begin()) &&
+              std::equal(host.y.begin(), host.y.begin() + ptrdiff_t(outputs), on_device.y.begin());
+      stats = call->device_stats;
+      total.push_back(ms(call->ns));
+      upload.push_back(stats.upload_ms);
+      launch_wait.push_back(stats.launch_wait_ms);
+      c_sync.push_back(stats.c_sync_ms);
+      epilogue.push_back(ms(call->epilogue_ns));
     }
     r.host = spread_of(host_ms);
     if (device) {
@@ -105,16 +149,20 @@ ProbeResult run_probe(const ProbeOptions& options) {
       d.launch_wait = spread_of(launch_wait);
       d.c_sync = spread_of(c_sync);
       d.epilogue = spread_of(epilogue);
-      d.launches = timing.stats.launches;
-      d.padded_rows = timing.stats.padded_rows;
-      d.a_bytes = timing.stats.a_bytes_synced;
-      d.c_bytes = timing.stats.c_bytes_synced;
-      d.c_whole = timing.stats.c_whole;
+      d.launches = stats.launches;
+      d.padded_rows = stats.padded_rows;
+      d.a_bytes = stats.a_bytes_synced;
+      d.c_bytes = stats.c_bytes_synced;
+      d.c_whole = stats.c_whole;
       r.ratio = d.total.median_ms > 0 ? r.host.median_ms / d.total.median_ms : 0.0;
       r.device = d;
       r.exact = exact;
     }
     result.rows.push_back(r);
+  }
+  for (size_t i = 0; i < static_cast<size_t>(Counter::Count); ++i) {
+    const auto c = static_cast<Counter>(i);
+    result.device_counters.emplace_back(counter_name(c).id, device_counters.get(c));
   }
   return result;
 }

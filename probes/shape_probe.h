@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// One probe of a GEMM shape K×N: for each rows value, the host route and the whole device route
-// timed per call (median, min–max over `repeat` calls, after one untimed warm-up call each, the
+// One probe of a GEMM shape K×N through the engine's own per-call entry point (run_call, as the
+// EP runs each call): for each rows value, the host route and the whole device route timed per call (median, min–max over `repeat` calls, after one untimed warm-up call each, the
 // two routes alternating call by call), the device's breakdown, the ratio host/device, and
 // whether both routes gave identical int32 accumulators and outputs on every call.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probes/probe_options.h"
@@ -15,11 +16,12 @@
 namespace onebit::probes {
 
 struct DeviceRowsResult {
-  Spread total;        // the whole device route per call, epilogue included
+  Spread total;        // the whole device route per call: activation preparation, int8 narrowing,
+                       // lock, A upload + sync, launches + wait, C sync, zero-point fold, epilogue
   Spread upload;       // A upload + sync
   Spread launch_wait;  // launches + wait
   Spread c_sync;       // C sync back
-  Spread epilogue;     // host epilogue on the device's accumulators
+  Spread epilogue;     // host epilogue on the device's accumulators (after the fold)
   uint32_t launches = 0;     // per call
   uint32_t padded_rows = 0;  // rows computed past `rows` by the last block
   uint64_t a_bytes = 0;      // synced per call
@@ -54,9 +56,12 @@ struct ProbeResult {
   uint32_t repeat = 0;
   uint32_t seed = 0;
   uint32_t host_threads = 1;
-  std::string host_kernel;  // avx2 | portable
+  std::string host_kernel;  // avx512vnni | avxvnni | avx2 | portable
   DeviceInfo device;
   std::vector<RowsResult> rows;
+  // The EP's counters of the probe's device calls (warm-up included): what a session with
+  // min_device_rows=0 counts for the same calls. Name (snake_case) and value.
+  std::vector<std::pair<std::string, uint64_t>> device_counters;
 };
 
 // Throws ProbeOptionError for invalid options; device trouble is reported in the result.

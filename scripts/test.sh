@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 cmake --build build/native
 bash scripts/check_spdx.sh
+bash scripts/check_layers.sh
 ctest --test-dir build/native --output-on-failure
 
 # The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,
@@ -23,6 +24,7 @@ export ONEBIT_ORT_LIB="$PWD/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/
 
 # The benchmark harness on tiny sizes: it runs end to end (its numbers mean nothing).
 .venv/bin/python bench/bench_ort.py --smoke
+.venv/bin/python bench/bench_dynamic.py --smoke
 node bench/calls.bench.mjs --smoke
 
 .venv/bin/python -m pytest test/python -q

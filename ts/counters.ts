@@ -14,6 +14,8 @@ export interface OnebitCounters {
   deviceFallbacks: number;
   /** Calls that found the device held by another process and ran on the host. */
   deviceBusy: number;
+  /** Calls kept on the host while the device's circuit breaker was open (after repeated device failures). */
+  deviceBreakerSkips: number;
   /** Calls that ran on the device. */
   deviceCalls: number;
   /** Device launches (a call of 36 rows is one m32 and one m4 launch). */
@@ -47,7 +49,7 @@ function camelCase(name: string): string {
 // Every counter this version names, in the EP's order: 0 until the EP reports it (an EP library
 // without a device path reports only the first two).
 const KNOWN = [
-  'qdqRuns', 'groups', 'hostRowsPolicy', 'hostRoutes', 'deviceFallbacks', 'deviceBusy', 'deviceCalls', 'deviceLaunches',
+  'qdqRuns', 'groups', 'hostRowsPolicy', 'hostRoutes', 'deviceFallbacks', 'deviceBusy', 'deviceBreakerSkips', 'deviceCalls', 'deviceLaunches',
   'aBytesSynced', 'cBytesSynced', 'cSyncsNarrowed', 'cSyncsWhole', 'designsBuilt', 'designsLoaded', 'designsFailed',
   'hostNs', 'deviceNs',
 ] as const;

@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { OnebitLibraryError, fromNativeError } from './errors.js';
-import type { NativeProbeOptions, ProbeResult } from './probe.js';
+import type { ProbeOptions, RawProbeResult } from './probe.js';
+import type { RouteEntry } from './routes.js';
 import type { NativeSessionConfig } from './session_options.js';
 
 export interface NativeValueMetadata {
@@ -50,11 +51,30 @@ export interface RuntimeInfo {
   epLibraryPath: string;
 }
 
+/** What the native code defines once and TypeScript takes from it (bindings/constants.cpp). */
+export interface NativeConstants {
+  epName: string;
+  version: string;
+  /** The EP's provider option keys (snake_case). */
+  optionKeys: string[];
+  /** Values of the device option. */
+  deviceOptions: string[];
+  /** Values of the device lock option. */
+  lockPolicies: string[];
+  deviceMinRows: number;
+  /** Largest K whose int32 accumulators cannot overflow. */
+  maxK: number;
+  probeLimits: { maxK: number; maxN: number; maxRows: number; maxRepeat: number };
+}
+
 interface NativeAddon {
   load(ortLibraryPath: string, epLibraryPath: string): RuntimeInfo;
   createSession(model: string | Uint8Array, config: NativeSessionConfig): Promise<NativeSession>;
   processCounters(): Record<string, number>;
-  probe(options: NativeProbeOptions): Promise<ProbeResult>;
+  probe(options: ProbeOptions): Promise<RawProbeResult>;
+  readonly constants: NativeConstants;
+  /** The EP's own routes-file reader: the entries, or throws (code ONEBIT_OPTION) naming the line. */
+  parseRoutes(text: string, file: string): RouteEntry[];
 }
 
 const packageRoot = path.join(__dirname, '..');
@@ -99,6 +119,11 @@ export function loadAddon(): NativeAddon {
   if (addon) return addon;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require(addonPath()) as NativeAddon;
+}
+
+/** Names, option values and limits as the native code defines them. */
+export function nativeConstants(): NativeConstants {
+  return loadAddon().constants;
 }
 
 /** Loads the addon, ORT and our EP once per process; later calls return the same runtime. */

@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { OnebitOptionError } from './errors.js';
+import { nativeConstants } from './native.js';
 
 export type OnebitDevice = 'auto' | 'emu' | 'none';
 export type OnebitDeviceLock = 'call' | 'session';
@@ -41,20 +42,24 @@ export interface OnebitExecutionProviderOption extends OnebitOptions {
 
 export const BACKEND_NAME = 'onebit';
 
-const VALID_KEYS = ['device', 'minDeviceRows', 'trace', 'designsDir', 'routes', 'deviceLock', 'deviceTimeoutMs'] as const;
-const DEVICES: readonly string[] = ['auto', 'emu', 'none'];
-const DEVICE_LOCKS: readonly string[] = ['call', 'session'];
+function camelCase(key: string): string {
+  return key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
 
-// The EP's own spelling of each key, for users who copied them from the C/Python docs.
-const EP_SPELLING: Record<string, string> = {
-  min_device_rows: 'minDeviceRows',
-  designs_dir: 'designsDir',
-  device_lock: 'deviceLock',
-  device_timeout_ms: 'deviceTimeoutMs',
-};
+/** 'a', 'b' or 'c' */
+export function quotedList(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+}
 
+// The EP's option keys in camelCase; session_id is the addon's own (it names each session).
+function validKeys(): string[] {
+  return nativeConstants().optionKeys.filter((k) => k !== 'session_id').map(camelCase);
+}
+
+// Users who copied a key from the C/Python docs (snake_case) or miscased it get the right spelling.
 function suggestion(key: string): string {
-  const known = EP_SPELLING[key] ?? VALID_KEYS.find((k) => k.toLowerCase() === key.toLowerCase().replace(/[_-]/g, ''));
+  const known = validKeys().find((k) => k.toLowerCase() === key.toLowerCase().replace(/[_-]/g, ''));
   return known ? ` (did you mean '${known}'?)` : '';
 }
 
@@ -79,8 +84,9 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
   for (const [key, value] of Object.entries(entry)) {
     if (key === 'name') continue;
     if (key === 'device') {
-      if (!DEVICES.includes(value as string))
-        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use 'auto', 'emu' or 'none'`);
+      const devices = nativeConstants().deviceOptions;
+      if (!devices.includes(value as string))
+        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(devices)}`);
       options.device = value as OnebitDevice;
     } else if (key === 'minDeviceRows') {
       if (!Number.isSafeInteger(value) || (value as number) < 0)
@@ -97,8 +103,9 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
         throw new OnebitOptionError(`onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`);
       options.routes = file;
     } else if (key === 'deviceLock') {
-      if (!DEVICE_LOCKS.includes(value as string))
-        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use 'call' or 'session'`);
+      const policies = nativeConstants().lockPolicies;
+      if (!policies.includes(value as string))
+        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(policies)}`);
       options.deviceLock = value as OnebitDeviceLock;
     } else if (key === 'deviceTimeoutMs') {
       if (!Number.isSafeInteger(value) || (value as number) < 1)
@@ -112,7 +119,7 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
           `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (absolute, starting with ./ or ../, or ending in .json)`,
         );
     } else {
-      throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${VALID_KEYS.join(', ')}`);
+      throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`);
     }
   }
   return options;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-shape probe (native code in probes/, run off the JS thread): host gemm_q8 against the
 // whole device path per call, for one GEMM shape and a list of rows values.
+import { type OnebitCounters, toCounters } from './counters.js';
 import { OnebitOptionError, fromNativeError } from './errors.js';
-import { loadAddon } from './native.js';
+import { loadAddon, nativeConstants } from './native.js';
+import { quotedList } from './options.js';
 
 /** Median and spread of per-call times, in milliseconds. */
 export interface Spread {
@@ -29,8 +31,6 @@ export interface ProbeOptions {
   /** Operands are a pure function of (K, N, seed); default 1. */
   seed?: number;
 }
-
-export type NativeProbeOptions = ProbeOptions;
 
 export interface DeviceRowsTiming extends Spread {
   /** Per-call parts of the device route (medians and spreads of each part on its own). */
@@ -64,7 +64,7 @@ export interface ProbeResult {
   repeat: number;
   seed: number;
   hostThreads: number;
-  /** The host gemm_q8 kernel: 'avx2' or 'portable'. */
+  /** The host gemm_q8 kernel: 'avx512vnni', 'avxvnni', 'avx2' or 'portable'. */
   hostKernel: string;
   device: {
     requested: string;
@@ -83,6 +83,11 @@ export interface ProbeResult {
     setupMs: number;
   };
   rows: ProbeRowsResult[];
+  /**
+   * The EP's counters of the probe's device calls (warm-ups included): the same calls run by a
+   * session with minDeviceRows 0 count the same. Every device call goes through the code the EP runs.
+   */
+  deviceCounters: OnebitCounters;
 }
 
 function positiveInt(name: string, value: unknown, max: number): number {
@@ -91,19 +96,23 @@ function positiveInt(name: string, value: unknown, max: number): number {
   return value as number;
 }
 
+/** What the addon returns; probe() types its counters. */
+export type RawProbeResult = Omit<ProbeResult, 'deviceCounters'> & { deviceCounters: Record<string, number> };
+
 /** Checks probe options in TypeScript first, so mistakes say which option and what is valid. */
 export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
-  const checked: ProbeOptions = { K: positiveInt('K', options.K, 33025), N: positiveInt('N', options.N, 1 << 20) };
+  const { probeLimits: limits, deviceOptions } = nativeConstants();
+  const checked: ProbeOptions = { K: positiveInt('K', options.K, limits.maxK), N: positiveInt('N', options.N, limits.maxN) };
   if (options.rows !== undefined) {
     if (!Array.isArray(options.rows) || options.rows.length === 0)
       throw new OnebitOptionError('probe option rows must be a non-empty array of integers, e.g. [1, 4, 32, 36]');
-    checked.rows = options.rows.map((r) => positiveInt('rows', r, 65536));
+    checked.rows = options.rows.map((r) => positiveInt('rows', r, limits.maxRows));
   }
-  if (options.repeat !== undefined) checked.repeat = positiveInt('repeat', options.repeat, 100000);
+  if (options.repeat !== undefined) checked.repeat = positiveInt('repeat', options.repeat, limits.maxRepeat);
   if (options.seed !== undefined) checked.seed = positiveInt('seed', options.seed, 2 ** 32 - 1);
   if (options.device !== undefined) {
-    if (!['auto', 'emu', 'none'].includes(options.device))
-      throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use 'auto', 'emu' or 'none'`);
+    if (!deviceOptions.includes(options.device))
+      throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use ${quotedList(deviceOptions)}`);
     checked.device = options.device;
   }
   for (const key of ['designsDir', 'lockPath'] as const) {
@@ -119,7 +128,8 @@ export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
 export async function probe(options: ProbeOptions): Promise<ProbeResult> {
   const checked = validateProbeOptions(options);
   try {
-    return await loadAddon().probe(checked);
+    const raw = await loadAddon().probe(checked);
+    return { ...raw, deviceCounters: toCounters(raw.deviceCounters) };
   } catch (error) {
     const typed = fromNativeError(error);
     if ((error as { code?: string }).code === 'ONEBIT_OPTION') throw new OnebitOptionError((error as Error).message);

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
 import { OnebitError } from './errors.js';
+import { loadAddon } from './native.js';
 
 export type Route = 'host' | 'device';
 
@@ -24,30 +25,32 @@ export class RoutesFileError extends OnebitError {
   }
 }
 
-/** Parses a routes file's text; throws RoutesFileError naming the line of anything malformed. */
+/**
+ * Parses a routes file's text with the EP's own reader (the entries the EP would use); throws
+ * RoutesFileError naming the line of anything malformed. Comment lines directly above a shape's
+ * first entry are returned as that shape's (kept when ep-probe rewrites the file).
+ */
 export function parseRoutes(text: string, file = 'routes file'): { entries: RouteEntry[]; comments: Map<string, string[]> } {
-  const entries: RouteEntry[] = [];
-  // Comment lines directly above a shape's first entry belong to that shape (kept on merge).
+  let entries: RouteEntry[];
+  try {
+    entries = loadAddon().parseRoutes(text, file);
+  } catch (error) {
+    throw new RoutesFileError((error as Error).message);
+  }
   const comments = new Map<string, string[]>();
   let pending: string[] = [];
-  text.split('\n').forEach((raw, i) => {
+  for (const raw of text.split('\n')) {
     const line = raw.trim();
-    if (line === '') return;
+    if (line === '') continue;
     if (line.startsWith('#')) {
       if (line !== ROUTES_HEADER && !line.startsWith('# onebit routes v')) pending.push(line);
-      return;
+      continue;
     }
-    const fields = line.replace(/#.*/, '').trim().split(/\s+/);
-    const [K, N, rows] = fields.slice(0, 3).map(Number);
-    const route = fields[3];
-    const ints = [K, N, rows].every((v) => Number.isSafeInteger(v) && v > 0);
-    if (fields.length !== 4 || !ints || (route !== 'host' && route !== 'device'))
-      throw new RoutesFileError(`${file}:${i + 1}: expected 'K N rows host|device' with positive integers, got '${line}'`);
+    const [K, N] = line.split(/\s+/);
     const key = `${K}x${N}`;
     if (pending.length > 0 && !comments.has(key)) comments.set(key, pending);
     pending = [];
-    entries.push({ K, N, rows, route: route as Route });
-  });
+  }
   return { entries, comments };
 }
 

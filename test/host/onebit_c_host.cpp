@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   OrtValue* output = nullptr;
   check(api->Run(session, nullptr, &input_name, &input, 1, &output_name, 1, &output), "Run");
   print_output(output);
+  std::printf("library: %s %s\n", ONEBIT_EP_NAME, OnebitEp_Version());
 
   api->ReleaseValue(output);
   api->ReleaseValue(input);

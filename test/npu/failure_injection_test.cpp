@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "npu/device_gemm.h"
 #include "npu/emu_device.h"
@@ -164,6 +166,37 @@ TEST(FailureInjectionEnv, ReadsOnebitNpuFail) {
   EXPECT_EQ(injected_in_child("bogus"), static_cast<int>(InjectedFailure::kNone));  // warned and ignored
   EXPECT_FALSE(injected_failure_from_name("bogus"));
   EXPECT_STREQ(injected_failure_name(InjectedFailure::kTimeout), "timeout");
+}
+
+}  // namespace
+}  // namespace onebit::npu
+
+namespace onebit::npu {
+namespace {
+
+// Four calls queued on one stuck shape: each returns within its own timeout (plus slack for a
+// loaded machine), instead of the last one waiting behind the three before it (4 × timeout).
+TEST_F(FailureInjection, QueuedCallsWaitNoLongerThanTheirOwnTimeout) {
+  auto gemm = make_gemm(300ms);
+  ASSERT_TRUE(gemm) << gemm.error().to_string();
+  set_injected_failure(InjectedFailure::kTimeout);
+  std::vector<std::thread> threads;
+  std::vector<double> seconds(4);
+  std::vector<ErrorCode> codes(4);
+  for (size_t i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<int32_t> c(kRows * N);
+      const auto start = std::chrono::steady_clock::now();
+      Status s = (*gemm)->run(a_.data(), kRows, c.data());
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      codes[i] = s.code();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(codes[i], ErrorCode::kTimeout) << "call " << i;
+    EXPECT_LT(seconds[i], 0.9) << "call " << i << " waited behind the others";
+  }
 }
 
 }  // namespace

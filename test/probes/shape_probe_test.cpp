@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <string>
 
+#include "kernels/gemm_q8_kernels.h"
 #include "npu/design.h"
 #include "npu/failure_injection.h"
+#include "npu_test_util.h"
 #include "probes/shape_probe.h"
 #include "probes/spread.h"
 
@@ -19,17 +21,7 @@ namespace {
 // another test's lock).
 class ShapeProbe : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "onebit-probe-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    unsetenv("ONEBIT_DEVICE");
-  }
-  void TearDown() override {
-    npu::set_injected_failure(npu::InjectedFailure::kNone);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { npu::set_injected_failure(npu::InjectedFailure::kNone); }
   ProbeOptions options(uint32_t K, uint32_t N) const {
     ProbeOptions o;
     o.K = K;
@@ -37,11 +29,12 @@ class ShapeProbe : public ::testing::Test {
     o.rows = {1, 4, 36};
     o.repeat = 3;
     o.device = "emu";
-    o.designs_dir = dir_ + "/designs";
-    o.lock_path = dir_ + "/lock";
+    o.designs_dir = tmp_.file("designs");
+    o.lock_path = tmp_.file("lock");
     return o;
   }
-  std::string dir_;
+  onebit_npu_test::TempDir tmp_;
+  onebit_npu_test::ScopedEnv no_device_override_{"ONEBIT_DEVICE", nullptr};
 };
 
 void expect_ordered(const Spread& s) {
@@ -55,7 +48,7 @@ TEST_F(ShapeProbe, EmuResultsAreExactAndComplete) {
   EXPECT_EQ(r.K, 64u);
   EXPECT_EQ(r.N, 48u);
   EXPECT_EQ(r.repeat, 3u);
-  EXPECT_TRUE(r.host_kernel == "avx2" || r.host_kernel == "portable") << r.host_kernel;
+  EXPECT_EQ(r.host_kernel, onebit::selected_kernel_name());
   EXPECT_EQ(r.device.requested, "emu");
   EXPECT_EQ(r.device.selected, "emu");
   EXPECT_EQ(r.device.name, "emu");
@@ -63,7 +56,7 @@ TEST_F(ShapeProbe, EmuResultsAreExactAndComplete) {
   EXPECT_EQ(r.device.error, "");
   EXPECT_EQ(r.device.designs_built, 2u);  // m32 and m4, fresh cache
   EXPECT_EQ(r.device.designs_loaded, 2u);
-  EXPECT_TRUE(std::filesystem::exists(dir_ + "/designs/emu_64x48_m32.elf"));
+  EXPECT_TRUE(std::filesystem::exists(tmp_.file("designs/emu_64x48_m32.elf")));
   ASSERT_EQ(r.rows.size(), 3u);
   const uint32_t expected_rows[] = {1, 4, 36};
   const uint32_t expected_launches[] = {1, 1, 2};  // 1 = m4, 4 = m4, 36 = m32 + m4
@@ -129,8 +122,8 @@ TEST_F(ShapeProbe, ADeviceErrorIsReportedAndTheHostColumnStays) {
 }
 
 TEST_F(ShapeProbe, ABadDesignIsRejectedWithItsReason) {
-  std::filesystem::create_directories(dir_ + "/designs");
-  FILE* f = fopen((dir_ + "/designs/emu_16x16_m32.elf").c_str(), "wb");
+  std::filesystem::create_directories(tmp_.file("designs"));
+  FILE* f = fopen(tmp_.file("designs/emu_16x16_m32.elf").c_str(), "wb");
   ASSERT_NE(f, nullptr);
   fputs("not an ELF file", f);
   fclose(f);

@@ -276,7 +276,8 @@ def build_qdq_stack(dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, 
 
 def build_qlinear_matmul(K=40, N=24, a_type=np.uint8, b_type=np.int8, opset=21, b_per_column=False,
                          batched_b=None, a_dims=("M", None), scale_type=np.float32, seed=11):
-    """QLinearMatMul(a, const scales/zps, const b). batched_b=B makes b [B, K, N] (a must be [B, M, K])."""
+    """QLinearMatMul(a, const scales/zps, const b). batched_b=B makes b [B, K, N]; a's batch dims then
+    broadcast against [B] (ONNX MatMul rules), so y's shape is left for ORT to infer."""
     rng = np.random.default_rng(seed)
     a_type, b_type, st = np.dtype(a_type), np.dtype(b_type), np.dtype(scale_type)
     b_shape = (K, N) if batched_b is None else (batched_b, K, N)
@@ -297,7 +298,12 @@ def build_qlinear_matmul(K=40, N=24, a_type=np.uint8, b_type=np.int8, opset=21, 
                                               "y_scale", "y_zero_point"], ["y"], name="qlinear_matmul")
     ad = [K if d is None else d for d in a_dims]
     inputs = [helper.make_tensor_value_info("a", NP_TO_ONNX[a_type], ad)]
-    outputs = [helper.make_tensor_value_info("y", NP_TO_ONNX[a_type], ad[:-1] + [N])]
+    y_dims = ad[:-1] + [N]
+    if batched_b is not None:  # y's batch dims: a's broadcast against [B] (a symbolic dim stays open)
+        batch = list(ad[:-2]) or [1]
+        batch[-1] = batched_b if batch[-1] in (1, batched_b) else "y_batch"
+        y_dims = batch + [ad[-2], N]
+    outputs = [helper.make_tensor_value_info("y", NP_TO_ONNX[a_type], y_dims)]
     return make_model([node], inputs, outputs, inits, opset=opset, name="qlinear_matmul")
 
 

@@ -369,6 +369,10 @@ QLINEAR = {
     "qlinear_u8u8_opset10": dict(b_type=U8, opset=10),
     "qlinear_s8_column_scales": dict(a_type=S8, b_per_column=True),
     "qlinear_u8_batched_b": dict(batched_b=2, a_dims=(2, "M", None)),
+    # ONNX MatMul broadcasting of a's batch dims against b [3, K, N] (y [3, M, N], [2, 3, M, N]).
+    "qlinear_s8_batched_b_symbolic_batch_of_1": dict(a_type=S8, batched_b=3, a_dims=("B", "M", None), feed_batch=1),
+    "qlinear_s8_batched_b_rank2_a": dict(a_type=S8, batched_b=3),
+    "qlinear_s8_batched_b_rank4_a": dict(a_type=S8, batched_b=3, a_dims=(2, 1, "M", None)),
     "qlinear_s8_rank4": dict(a_type=S8, a_dims=("B", 3, "M", None)),
     "qlinear_fp16_scales": dict(scale_type=np.float16, a_type=S8),
 }
@@ -380,12 +384,17 @@ QLINEAR_BOUNDS = {
 }
 
 
+def _qlinear_model(kw):
+    return qm.build_qlinear_matmul(**{k: v for k, v in kw.items() if k != "feed_batch"})
+
+
 def _qlinear_feeds(kw):
+    """Feeds per ROWS value: "M" is the rows, another symbolic dim is `feed_batch` (default 2)."""
     a_type = kw.get("a_type", U8)
     dims = [40 if d is None else d for d in kw.get("a_dims", ("M", None))]
     out = []
     for j, m in enumerate(ROWS):
-        shape = [m if d in ("M",) else (2 if isinstance(d, str) else d) for d in dims]
+        shape = [m if d in ("M",) else (kw.get("feed_batch", 2) if isinstance(d, str) else d) for d in dims]
         out.append({"a": qm.rand_q(np.random.default_rng(600 + j), shape, a_type)})
     return out
 
@@ -400,7 +409,7 @@ def _assert_one_exact_group(name, model, feeds):
 @pytest.mark.parametrize("name", list(QLINEAR))
 def test_qlinear_matmul_constant_b(name, ep_lib):
     kw = QLINEAR[name]
-    _assert_one_exact_group(name, qm.build_qlinear_matmul(**kw), _qlinear_feeds(kw))
+    _assert_one_exact_group(name, _qlinear_model(kw), _qlinear_feeds(kw))
 
 
 def _assert_ort_cpu_within(name, model, feeds, frac, max_abs):
@@ -422,7 +431,7 @@ def _assert_ort_cpu_within(name, model, feeds, frac, max_abs):
 def test_qlinear_matmul_ort_cpu_bound(name):
     kw = QLINEAR[name]
     frac, lsb = QLINEAR_BOUNDS.get(name, (NEAR["frac"], NEAR["lsb"]))
-    _assert_ort_cpu_within(name, qm.build_qlinear_matmul(**kw), _qlinear_feeds(kw), frac, lsb)
+    _assert_ort_cpu_within(name, _qlinear_model(kw), _qlinear_feeds(kw), frac, lsb)
 
 
 MATMUL_INTEGER = {

@@ -98,6 +98,7 @@ def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
 
 
 TRACE_KEYS = ["qdq runs", "groups", "host-rows policy", "host routes", "device fallbacks", "device-busy",
+              "device-breaker skips",
               "device calls", "launches", "A bytes", "C bytes", "C syncs narrowed", "C syncs whole",
               "designs built", "designs loaded", "designs failed", "host ns", "device ns"]
 
@@ -145,3 +146,46 @@ def test_whole_model_on_ep_without_cpu_fallback(ep_lib, small_model):
     so.add_provider_for_devices(es.ep_devices(), {})
     sess = ort.InferenceSession(es.model_bytes(model), sess_options=so, enable_fallback=0)
     es.assert_exact(sess.run(None, feeds)[0], ref[0], "disable_cpu_ep_fallback")
+
+
+def cpu_flags() -> set[str]:
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+# The CPU flags (as Linux names them) each SIMD host kernel needs.
+KERNEL_FLAGS = {"avx512vnni": {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"}, "avxvnni": {"avx_vnni"},
+                "avx2": {"avx2"}}
+
+
+def test_unknown_forced_kernel_fails_session_creation(ep_lib, small_model, monkeypatch):
+    monkeypatch.setenv("ONEBIT_KERNEL", "avx9000")
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(small_model[0])
+    msg = str(info.value)
+    assert "ONEBIT_KERNEL='avx9000'" in msg and "avx512vnni|avxvnni|avx2|portable" in msg, msg
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_FLAGS))
+def test_forced_kernel_the_cpu_lacks_fails_session_creation(ep_lib, small_model, monkeypatch, kernel):
+    if KERNEL_FLAGS[kernel] <= cpu_flags():
+        pytest.skip(f"this CPU runs the {kernel} kernel")
+    monkeypatch.setenv("ONEBIT_KERNEL", kernel)
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(small_model[0])
+    msg = str(info.value)
+    assert f"ONEBIT_KERNEL={kernel}: this CPU (or its OS) cannot run that kernel" in msg, msg
+
+
+@pytest.mark.parametrize("kernel", ["portable"] + sorted(KERNEL_FLAGS))
+def test_forced_kernel_the_cpu_runs_is_accepted_and_exact(ep_lib, small_model, monkeypatch, kernel):
+    if not KERNEL_FLAGS.get(kernel, set()) <= cpu_flags():
+        pytest.skip(f"this CPU cannot run the {kernel} kernel")
+    monkeypatch.setenv("ONEBIT_KERNEL", kernel)
+    model, feeds, ref = small_model
+    run = es.run_with_ep(model, feeds)
+    assert run.groups == 1, run.counters
+    es.assert_exact(run.outputs[0][0], ref[0], f"ONEBIT_KERNEL={kernel}")

@@ -10,7 +10,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { PROJECTIONS, projectionStack } from '../../ts/model/projection_stack.js';
-import { int8Input } from './helpers/models.js';
+import { int8Input, qdqGroup } from './helpers/models.js';
 import { ort, pkg, repoRoot, runNode } from './helpers/package.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-device-'));
@@ -114,5 +114,25 @@ describe('device path (emu) through the Node API', () => {
     const run = await runAll({ device: 'emu', minDeviceRows: 1, routes, designsDir });
     // q: host for every call (3); down: host at 1 and 4 rows, device at 36 (2); the rest: device.
     expect(run.counters).toMatchObject({ qdqRuns: groups * 3, hostRoutes: 3 + 2, deviceCalls: groups * 3 - 5, deviceFallbacks: 0 });
+  });
+
+  it('ep-probe runs the EP\'s own code path: its device calls count exactly what a session counts', async () => {
+    const rows = [4, 36];
+    const repeat = 2;
+    const probed = await pkg.probe({ K: 64, N: 48, rows, repeat, device: 'emu', designsDir, lockPath: path.join(tmp, 'probe.lock') });
+    expect(probed.device.error).toBeNull();
+    // The probe makes one warm-up call and `repeat` timed calls per rows value on the device.
+    const group = qdqGroup(64, 48);
+    const session = await ort.InferenceSession.create(group.bytes, {
+      executionProviders: [{ name: 'onebit', device: 'emu', minDeviceRows: 0, designsDir } as InferenceSession.ExecutionProviderConfig],
+      intraOpNumThreads: 1,
+    });
+    for (const r of rows)
+      for (let i = 0; i < repeat + 1; ++i) await session.run({ x_q: new ort.Tensor('int8', int8Input(r * 64, r), [r, 64]) });
+    await session.release();
+    const counters = pkg.onebit.counters(session);
+    for (const key of ['deviceCalls', 'deviceLaunches', 'aBytesSynced', 'cBytesSynced', 'cSyncsNarrowed', 'cSyncsWhole', 'deviceFallbacks', 'deviceBusy'] as const)
+      expect(probed.deviceCounters[key], key).toBe(counters[key]);
+    expect(probed.deviceCounters.deviceCalls).toBe(rows.length * (repeat + 1));
   });
 });

@@ -38,10 +38,10 @@ describe('ep-probe', () => {
   it('prints the JSON document: shape, device, per-rows host and device timings, exact', () => {
     const report = probeJson(small);
     expect(Object.keys(report).sort()).toEqual(
-      ['K', 'N', 'device', 'deviceTimings', 'hostKernel', 'hostThreads', 'repeat', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
+      ['K', 'N', 'device', 'deviceCounters', 'deviceTimings', 'hostKernel', 'hostThreads', 'repeat', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
     );
     expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null });
-    expect(['avx2', 'portable']).toContain(report.hostKernel);
+    expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(report.hostKernel);
     expect(report.device).toMatchObject({
       requested: 'emu',
       selected: 'emu',
@@ -74,7 +74,7 @@ describe('ep-probe', () => {
   it('prints the rows table with the breakdown, labelled as emulated', () => {
     const ran = runNode([cli, ...small], repoRoot, env);
     expect(ran.status).toBe(0);
-    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
+    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx512vnni|avxvnni|avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
     expect(ran.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/);
     for (const [rows, launches] of [[1, 1], [4, 1], [36, 2]])
       expect(ran.stdout).toMatch(new RegExp(`^ +${rows}  [\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+x( +[\\d.]+){4} +${launches} +true +(host|device)$`, 'm'));
@@ -131,7 +131,7 @@ describe('ep-probe', () => {
     writeFileSync(file, '64 48 one host\n');
     const bad = runNode([cli, ...small, '--save-routes', file], repoRoot, env);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/bad-routes.txt:1: expected 'K N rows host\|device' with positive integers, got '64 48 one host'/);
+    expect(bad.stderr).toMatch(/bad-routes.txt' line 1: expected 'K N rows host\|device' with K, N, rows >= 1, got '64 48 one host'/);
     expect(readFileSync(file, 'utf8')).toBe('64 48 one host\n');
     const none = runNode([cli, ...small, '--device', 'none', '--save-routes', path.join(tmp, 'none.txt')], repoRoot, env);
     expect(none.status).toBe(1);
@@ -143,7 +143,7 @@ describe('ep-probe', () => {
       [[], /--shape KxN is required/],
       [['--shape', '64by48'], /--shape takes KxN, e.g. 1024x2048, got '64by48'/],
       [['--shape', '64x48', '--rows', '1,0'], /--rows needs an integer >= 1, got '0'/],
-      [['--shape', '64x48', '--device', 'xrt'], /--device takes emu, auto or none, got 'xrt'/],
+      [['--shape', '64x48', '--device', 'xrt'], /--device takes auto, emu, none, got 'xrt'/],
       [['--shape', '64x48', '--fast'], /unknown argument --fast/],
     ];
     for (const [args, message] of cases) {

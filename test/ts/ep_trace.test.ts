@@ -62,7 +62,7 @@ describe('ep-trace', () => {
     expect(ran.stdout).toMatch(/^shape +route +calls +rows +total ms +median ms +launches +A synced +C synced +reasons$/m);
     expect(ran.stdout).toMatch(/^64x48 +device +3 +76 +0\.900 +0\.300 +5 +4\.8 KiB +14\.3 KiB +device=3$/m);
     expect(ran.stdout).toMatch(/^64x48 +host +2 +3 +0\.060 +0\.030 +0 +0 B +0 B +rows<min_device_rows=1 device-busy=1$/m);
-    expect(ran.stdout).toMatch(/^counters: qdqRuns=6 groups=2 hostRowsPolicy=1 hostRoutes=1 deviceFallbacks=0 deviceBusy=1 deviceCalls=3 deviceLaunches=5 /m);
+    expect(ran.stdout).toMatch(/^counters: qdqRuns=6 groups=2 hostRowsPolicy=1 hostRoutes=1 deviceFallbacks=0 deviceBusy=1 deviceBreakerSkips=0 deviceCalls=3 deviceLaunches=5 /m);
   });
 
   it('gives a clear error for a missing or malformed file', () => {

@@ -57,7 +57,7 @@ describe('onebit-run', () => {
     expect(unknown.stderr).toMatch(/unknown option --fast; run onebit-run --help/);
     const device = runNode([cli, '--device', 'gpu']);
     expect(device.status).toBe(2);
-    expect(device.stderr).toMatch(/--device takes auto, emu or none/);
+    expect(device.stderr).toMatch(/--device takes auto, emu, none/);
     const missing = runNode([cli, '/nonexistent/model.onnx']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/model file not found: \/nonexistent\/model.onnx/);

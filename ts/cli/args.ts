@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { OnebitOptionError } from '../errors.js';
+import { nativeConstants } from '../native.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
@@ -35,6 +36,13 @@ common options:
   --help             print this text`;
 
 export class UsageError extends OnebitOptionError {}
+
+/** A --device value, checked against the EP's device options. */
+export function deviceOption(value: string | undefined): 'auto' | 'emu' | 'none' {
+  const devices = nativeConstants().deviceOptions;
+  if (value === undefined || !devices.includes(value)) throw new UsageError(`--device takes ${devices.join(', ')}, got '${value ?? ''}'`);
+  return value as 'auto' | 'emu' | 'none';
+}
 
 export interface RunArgs {
   /** 'smollm2', 'stack', or a model file. */
@@ -104,8 +112,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
       }
       case '--device': {
         const device = value();
-        if (device !== 'auto' && device !== 'emu' && device !== 'none') throw new UsageError(`--device takes auto, emu or none, got '${device ?? ''}'`);
-        args.device = device;
+        args.device = deviceOption(device);
         break;
       }
       default:

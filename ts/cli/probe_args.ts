@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { UsageError } from './args.js';
+import { UsageError, deviceOption } from './args.js';
 
 export const PROBE_USAGE = `usage: ep-probe --shape KxN [options]
 
@@ -56,8 +56,7 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
       case '--rows': args.rows = (value() ?? '').split(',').map((r) => count('--rows', r.trim(), 1)); break;
       case '--device': {
         const device = value();
-        if (device !== 'auto' && device !== 'emu' && device !== 'none') throw new UsageError(`--device takes emu, auto or none, got '${device ?? ''}'`);
-        args.device = device;
+        args.device = deviceOption(device);
         break;
       }
       case '--save-routes': {

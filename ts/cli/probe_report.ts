@@ -55,6 +55,8 @@ export function formatProbe(report: ProbeReport): string {
   if (d.designsLoaded > 0)
     out.push(`designs: ${d.designsLoaded} loaded, ${d.designsBuilt} built, in ${d.designsDir}; weights ${bytes(d.weightBytes)} uploaded once (setup ${ms(d.setupMs)} ms)`);
   out.push(`per call, ms: median (min-max) over ${report.repeat} calls${emulated ? '; device columns emulated' : ''}`);
+  out.push('both routes run the EP\'s own per-call code: host = prepare activation + gemm_q8 + epilogue; ' +
+    'device = prepare activation + lock + int8 narrowing + A upload+sync + launches+wait + C sync + zero-point fold + epilogue');
   out.push('');
   const withDevice = report.deviceTimings !== null;
   const devLabel = emulated ? 'device ms (emulated)' : 'device ms';

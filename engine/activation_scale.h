@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
+// The epilogue of one call of a group whose activation scale is computed per call
+// (DynamicQuantizeLinear → MatMulInteger → Cast → Mul(s_x · s_w)).
+#pragma once
+#include "engine/fused_group.h"
+
+namespace onebit {
+
+// g's epilogue with scale[n] = float(s_x * g.w_scale[n]): the float32 product the model's Mul
+// computes, so any s_x (0, Inf, NaN included) scales exactly as the model says.
+Epilogue epilogue_for_activation_scale(const FusedGroup& g, float x_scale);
+
+}  // namespace onebit

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tracing counters kept per session (one EP instance) and process-wide.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace onebit {
+
+enum class Counter {
+  QdqRuns,          // fused-group executions
+  Groups,           // fused groups compiled
+  HostRowsPolicy,   // calls kept on the host: fewer rows than min_device_rows
+  HostRoutes,       // calls kept on the host by the routes table
+  DeviceFallbacks,  // calls meant for the device that ran on the host after a device error
+  DeviceBusy,       // calls that found the device held by another process
+  DeviceBreakerSkips,  // calls kept on the host while the device's circuit breaker is open
+  DeviceCalls,      // calls that ran on the device
+  DeviceLaunches,
+  ABytesSynced,
+  CBytesSynced,
+  CSyncsNarrowed,   // C syncs of only the rows read (rows × N × 4 bytes)
+  CSyncsWhole,      // C syncs of the whole buffer (NPU_NO_C_NARROW, NPU_DBG)
+  DesignsBuilt,
+  DesignsLoaded,
+  DesignsFailed,    // shapes whose designs could not be had: their calls run on the host
+  HostNs,           // time in host calls (gemm_q8 + epilogue)
+  DeviceNs,         // time in device calls (upload, launches, syncs, epilogue)
+  Count
+};
+
+struct CounterName {
+  const char* id;     // snake_case, for hosts reading them (OnebitEp_GetCounters)
+  const char* label;  // as in the trace line
+};
+const CounterName& counter_name(Counter c);
+
+class Counters {
+ public:
+  void add(Counter c, uint64_t n = 1) { values_[index(c)].fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get(Counter c) const { return values_[index(c)].load(std::memory_order_relaxed); }
+
+  // "onebit: qdq runs=N host-rows policy=N ... groups=N"
+  std::string summary_line() const;
+  // {"qdq_runs": N, ...}
+  std::string summary_json() const;
+
+ private:
+  static size_t index(Counter c) { return static_cast<size_t>(c); }
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::Count)> values_{};
+};
+
+// Counters summed over every session of this process.
+Counters& process_counters();
+
+// Adds to a session's counters and to the process-wide ones.
+inline void count(Counters& session, Counter c, uint64_t n = 1) {
+  session.add(c, n);
+  process_counters().add(c, n);
+}
+
+}  // namespace onebit

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/ep_options.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "npu/device_select.h"
+#include "npu/lock_policy.h"
+
+namespace onebit {
+
+namespace {
+
+std::string valid_keys() {
+  std::string list;
+  for (const char* key : kOptionKeys) list += (list.empty() ? "" : ", ") + std::string(key);
+  return list;
+}
+
+std::invalid_argument bad_value(const std::string& key, const std::string& value, const std::string& valid) {
+  return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
+}
+
+int64_t parse_int(const std::string& key, const std::string& value, int64_t min) {
+  size_t used = 0;
+  long long number = min - 1;
+  try {
+    number = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || number < min) throw bad_value(key, value, "an integer >= " + std::to_string(min));
+  return number;
+}
+
+// "0"/"false" = off, "1"/"true" = on, a path (absolute or *.json) = on and write a trace file there.
+void parse_trace(const std::string& key, const std::string& value, EpOptions& options) {
+  if (value == "0" || value == "false") return;
+  options.trace = true;
+  if (value == "1" || value == "true") return;
+  const bool path = value.starts_with("/") || (value.size() > 5 && value.ends_with(".json"));
+  if (!path) throw bad_value(key, value, "0, 1, or a trace file path (absolute, or ending in .json)");
+  options.trace_file = value;
+}
+
+}  // namespace
+
+EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
+  EpOptions options;
+  for (const auto& [key, value] : entries) {
+    if (key == "device") {
+      if (!npu::is_device_option(value)) throw bad_value(key, value, npu::kDeviceOptionsText);
+      options.device = value;
+    } else if (key == "min_device_rows") {
+      options.min_device_rows = parse_int(key, value, 0);
+    } else if (key == "designs_dir") {
+      options.designs_dir = value;
+    } else if (key == "routes") {
+      options.routes = value;
+    } else if (key == "device_lock") {
+      if (!npu::lock_policy_from_name(value)) throw bad_value(key, value, "call or session");
+      options.device_lock = value;
+    } else if (key == "device_timeout_ms") {
+      options.device_timeout_ms = parse_int(key, value, 1);
+    } else if (key == "trace") {
+      parse_trace(key, value, options);
+    } else if (key == "session_id") {
+      options.session_id = value;
+    } else {
+      throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());
+    }
+  }
+  const char* env = std::getenv("ONEBIT_EP_TRACE");
+  if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
+  return options;
+}
+
+}  // namespace onebit

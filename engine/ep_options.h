@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// The EP's provider options (key/value strings), validated once per session.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace onebit {
+
+// Calls with fewer rows never touch the device unless the session says otherwise (option
+// min_device_rows): below it a launch and its syncs cost more than the host kernel.
+constexpr int64_t kDeviceMinRows = 8;
+
+// The provider option keys, as ORT passes them (snake_case); the Node package's camelCase options
+// map onto these.
+constexpr std::array<const char*, 8> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
+                                                    "device_lock", "device_timeout_ms", "trace",       "session_id"};
+struct EpOptions {
+  // Offload device (npu::kDeviceOptions): "auto" takes a real NPU if a backend finds one (none in
+  // this build), "emu" the emulated array, "none" keeps everything on the host. ONEBIT_DEVICE overrides.
+  std::string device = "auto";
+  // Calls with fewer rows than this never go to the device.
+  int64_t min_device_rows = kDeviceMinRows;
+  // Where designs are cached; empty = the user's cache directory.
+  std::string designs_dir;
+  // A routes file from ep-probe --save-routes; empty = none.
+  std::string routes;
+  // Device lock (npu::kLockPolicyNames): "call" (taken per call, default) or "session" (kept from
+  // the first call on).
+  std::string device_lock = "call";
+  // Longest wait for one call's launches before it falls back to the host.
+  int64_t device_timeout_ms = 30000;
+  // Print the counter summary line to stderr when the session is released.
+  bool trace = false;
+  // Also write per-call events there (Chrome trace-event JSON); empty = none.
+  std::string trace_file;
+  // Names the session for hosts that read its counters (OnebitEp_GetCounters); empty = unnamed.
+  std::string session_id;
+};
+
+// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE.
+// Unknown keys and bad values throw std::invalid_argument naming the key and what is valid.
+EpOptions parse_ep_options(const std::map<std::string, std::string>& entries);
+
+}  // namespace onebit

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/host_leg.h"
+
+#include <algorithm>
+
+namespace onebit {
+
+namespace {
+
+// Enough tasks to balance a few threads, few enough that each streams a long run of weights.
+constexpr int64_t kTasksPerCall = 16;
+
+struct ColumnJob {
+  const PreparedActivation* x;
+  const PackedWeights* w;
+  const Epilogue* epilogue;
+  int32_t* acc;
+  void* y;
+  int64_t blocks_per_task;
+
+  void run(size_t task) const {
+    const int64_t b0 = static_cast<int64_t>(task) * blocks_per_task;
+    const int64_t b1 = std::min(b0 + blocks_per_task, w->n_blocks());
+    gemm_q8_blocks(*x, *w, b0, b1, acc, w->N);
+    epilogue->apply_columns(acc, x->M, w->N, b0 * kBlockN, std::min(b1 * kBlockN, w->N), y);
+  }
+};
+
+void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job)->run(task); }
+
+}  // namespace
+
+void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogue& epilogue, int32_t* acc, void* y,
+              const TaskRunner& runner) {
+  const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
+  ColumnJob job{&x, &w, &epilogue, acc, y, per_task};
+  const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
+  if (runner) {
+    runner(run_column_task, tasks, &job);
+  } else {
+    for (size_t t = 0; t < tasks; ++t) job.run(t);
+  }
+}
+
+}  // namespace onebit

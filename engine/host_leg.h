@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host route of one call: gemm_q8 split by column blocks into tasks, each followed by the
+// epilogue of its columns while its accumulators are hot.
+#pragma once
+#include <cstddef>
+#include <functional>
+
+#include "kernels/epilogue.h"
+#include "kernels/gemm_q8.h"
+
+namespace onebit {
+
+// Runs `count` tasks of a job, task(job, i) for each i, possibly in parallel, returning when all
+// are done. The EP passes one over ORT's intra-op pool; empty runs them in this thread.
+using TaskRunner = std::function<void(void (*task)(void* job, size_t index), size_t count, void* job)>;
+
+// acc (x.M × N) and y (x.M × N outputs) for the activation x against the packed weights w.
+void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogue& epilogue, int32_t* acc, void* y,
+              const TaskRunner& runner);
+
+}  // namespace onebit

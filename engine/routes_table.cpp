@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/routes_table.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace onebit {
+
+RoutesTable RoutesTable::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("onebit: cannot read routes file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+RoutesTable RoutesTable::parse(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  RoutesTable table;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string entry = line.substr(0, line.find('#'));
+    std::istringstream fields(entry);
+    int64_t K = 0, N = 0, rows = 0;
+    std::string route, extra;
+    if (entry.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank or comment-only line
+    const bool ok = (fields >> K >> N >> rows >> route) && !(fields >> extra) && K > 0 && N > 0 && rows > 0 &&
+                    (route == "host" || route == "device");
+    if (!ok)
+      throw std::invalid_argument("onebit: routes file '" + path + "' line " + std::to_string(number) +
+                                  ": expected 'K N rows host|device' with K, N, rows >= 1, got '" + line + "'");
+    table.set(K, N, rows, route == "device" ? Route::Device : Route::Host);
+  }
+  return table;
+}
+
+std::optional<Route> RoutesTable::route(int64_t K, int64_t N, int64_t M) const {
+  auto shape = routes_.find({K, N});
+  if (shape == routes_.end()) return std::nullopt;
+  auto above = shape->second.upper_bound(M);
+  if (above == shape->second.begin()) return std::nullopt;
+  return std::prev(above)->second;
+}
+
+}  // namespace onebit

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// A session's device: chosen and opened once, with its lock lease and design cache. Shared by
+// every group of the session (and by a probe, which is one session of one shape).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/device_breaker.h"
+#include "engine/ep_options.h"
+#include "npu/design_cache.h"
+#include "npu/device.h"
+#include "npu/device_gemm.h"
+#include "npu/lock_policy.h"
+
+namespace onebit {
+
+class SessionDevice {
+ public:
+  // The device `options.device` (or ONEBIT_DEVICE) selects, opened; nullptr for none. An empty
+  // lock_path means the default lock file. Throws std::invalid_argument with the reason when the
+  // chosen device cannot be opened.
+  static std::unique_ptr<SessionDevice> open(const EpOptions& options, const std::string& lock_path = {});
+  ~SessionDevice();
+
+  npu::Device& device() { return *device_; }
+  npu::DeviceLease& lease() { return *lease_; }
+  const npu::DesignCache& cache() const { return *cache_; }
+  const npu::GemmOptions& gemm_options() const { return gemm_options_; }
+  DeviceBreaker& breaker() { return breaker_; }
+  std::string description() const;
+
+ private:
+  SessionDevice() = default;
+  std::unique_ptr<npu::Device> device_;
+  std::unique_ptr<npu::DeviceLease> lease_;
+  std::unique_ptr<npu::DesignCache> cache_;
+  npu::GemmOptions gemm_options_;
+  DeviceBreaker breaker_;
+};
+
+}  // namespace onebit

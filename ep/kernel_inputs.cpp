@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernel_inputs.h"
+
+#include "ort_api.h"
+
+namespace onebit {
+
+TensorShape shape_of(const OrtValue* value) {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  check(ort().GetTensorTypeAndShape(value, &info));
+  TensorShape s;
+  size_t rank = 0;
+  OrtStatus* status = ort().GetTensorElementType(info, &s.type);
+  if (status == nullptr) status = ort().GetDimensionsCount(info, &rank);
+  s.dims.resize(rank);
+  if (status == nullptr && rank) status = ort().GetDimensions(info, s.dims.data(), rank);
+  ort().ReleaseTensorTypeAndShapeInfo(info);
+  check(status);
+  return s;
+}
+
+KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
+                                const GroupPlan& plan) {
+  std::vector<std::string> received;
+  for (const std::string& name : input_names(fused_node))
+    if (!name.empty() && !group_graph.constant(name)) received.push_back(name);
+  auto index_of = [&](const std::string& name) -> size_t {
+    for (size_t i = 0; i < received.size(); ++i)
+      if (received[i] == name) return i;
+    throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + name + "' is not an input of the fused node");
+  };
+  KernelInputs inputs;
+  inputs.x = index_of(x);
+  if (!plan.x_scale_input.empty()) inputs.x_scale = index_of(plan.x_scale_input);
+  if (!plan.x_zero_point_input.empty()) inputs.x_zero_point = index_of(plan.x_zero_point_input);
+  return inputs;
+}
+
+const OrtValue* kernel_input(OrtKernelContext* context, size_t index) {
+  const OrtValue* value = nullptr;
+  check(ort().KernelContext_GetInput(context, index, &value));
+  return value;
+}
+
+namespace {
+
+// The data of a one-element tensor of `type`, or an OrtError naming what and where.
+const void* scalar_data(OrtKernelContext* context, size_t index, ONNXTensorElementDataType type, const GroupPlan& plan,
+                        const std::string& role) {
+  const OrtValue* value = kernel_input(context, index);
+  const TensorShape s = shape_of(value);
+  int64_t count = 1;
+  for (int64_t d : s.dims) count *= d;
+  if (s.type != type || count != 1)
+    throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": " + role + " is " + type_name(s.type) + " " +
+                                             shape_string(s.dims) + "; expected one " + type_name(type));
+  const void* data = nullptr;
+  check(ort().GetTensorData(value, &data));
+  return data;
+}
+
+}  // namespace
+
+float read_activation_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan) {
+  const void* data = scalar_data(context, index, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, plan,
+                                 "activation scale '" + plan.x_scale_input + "'");
+  return *static_cast<const float*>(data);
+}
+
+int32_t read_activation_zero_point(OrtKernelContext* context, size_t index, const GroupPlan& plan) {
+  const void* data = scalar_data(context, index, element_type_of(plan.x_type), plan,
+                                 "activation zero point '" + plan.x_zero_point_input + "'");
+  return plan.x_type == QType::Int8 ? *static_cast<const int8_t*>(data) : *static_cast<const uint8_t*>(data);
+}
+
+}  // namespace onebit

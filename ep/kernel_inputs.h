@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a fused kernel reads from its context: which input is the activation and which carry a
+// per-call activation scale or zero point, and those scalars, checked, at each call.
+#pragma once
+#include <onnxruntime_c_api.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph_index.h"
+#include "group_plan.h"
+
+namespace onebit {
+
+struct TensorShape {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> dims;
+};
+
+TensorShape shape_of(const OrtValue* value);
+
+// Kernel input indices. With drop_constant_initializers the kernel receives the fused node's
+// inputs minus the constants, in the fused node's order.
+struct KernelInputs {
+  size_t x = 0;
+  std::optional<size_t> x_scale;       // per-call activation scale (float, one element)
+  std::optional<size_t> x_zero_point;  // per-call activation zero point (x's type, one element)
+};
+
+// Throws OrtError if a value the plan reads per call is not among the fused node's inputs.
+KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
+                                const GroupPlan& plan);
+
+const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
+
+// The one float of input `index` (the activation scale), or an OrtError naming the group.
+float read_activation_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan);
+
+// The one int8/uint8 of input `index`, of the activation's type, widened.
+int32_t read_activation_zero_point(OrtKernelContext* context, size_t index, const GroupPlan& plan);
+
+}  // namespace onebit

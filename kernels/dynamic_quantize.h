@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// DynamicQuantizeLinear (ONNX, uint8 output) over one call's activation, for groups that fuse it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace onebit {
+
+struct DynamicQuantization {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+
+// x_q[i] for count floats, as ONNX defines it and ORT's CPU kernel computes it:
+//   range = [min(0, min x), max(0, max x)], scale = (hi - lo) / 255 in float (1 when hi == lo),
+//   zero_point = round_half_even(clamp(0 - lo / scale, 0, 255)),
+//   x_q = saturate(round_half_even(x / scale) + zero_point), x / scale a float division.
+// ±Inf: scale Inf, x / scale NaN for the infinite values, which quantize to 0 (as ORT's).
+// A NaN anywhere: scale NaN, zero point 255, every x_q 0 — ONNX's reference (ORT's CPU result
+// there depends on where the NaN sits); every output of the MatMul is then NaN.
+DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q);
+
+}  // namespace onebit

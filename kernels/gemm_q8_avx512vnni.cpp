@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX-512 VNNI gemm_q8: the VNNI kernel of gemm_q8_vnni.h on zmm registers (16 columns, one
+// block, per register; 32 registers). Compiled for these instructions only inside this file,
+// and run only where cpu_features() reports them.
+// Everything shared with other files is included before the target region, so that shared
+// inline code keeps the default target (a copy built for this one could be the one the linker
+// keeps).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/gemm_q8_kernels.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,avx512f,avx512bw,avx512vl,avx512vnni")
+
+#include "kernels/gemm_q8_vnni.h"
+
+namespace onebit {
+
+namespace {
+
+struct Zmm {
+  using Reg = __m512i;
+  static constexpr int kLanes = 16;
+  static Reg zero() { return _mm512_setzero_si512(); }
+  static Reg load(const int8_t* p) { return _mm512_loadu_si512(p); }
+  static Reg broadcast(const uint8_t* p) {
+    int32_t quad;
+    std::memcpy(&quad, p, sizeof(quad));
+    return _mm512_set1_epi32(quad);
+  }
+  // Written out because GCC 12 copies the accumulator twice around every _mm512_dpbusd_epi32
+  // (seen in the disassembly: two vmovdqa per vpdpbusd, and spills in the larger tiles).
+  static Reg dpbusd(Reg acc, Reg x, Reg w) {
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "vm"(w));
+    return acc;
+  }
+  static Reg add(Reg a, Reg b) { return _mm512_add_epi32(a, b); }
+  static void store(int32_t* p, Reg v) { _mm512_storeu_si512(p, v); }
+};
+
+}  // namespace
+
+void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
+                               int64_t block_end, int32_t* acc, int64_t acc_stride) {
+  gemm_q8_blocks_vnni<Zmm>(x, w, block_begin, block_end, acc, acc_stride);
+}
+
+}  // namespace onebit
+
+#pragma GCC pop_options

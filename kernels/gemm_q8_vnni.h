@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// The VNNI gemm_q8 written once over a register type, for the zmm (AVX-512 VNNI) and the ymm
+// (AVX-VNNI) kernel. Operands are grouped in k quads: each quad of an activation row (4 uint8)
+// is broadcast and vpdpbusd multiplies it with 16 columns × the same quad of the weights (int8),
+// adding the four products of each column into its int32 lane — exact, with no 16-bit
+// intermediate. The non-saturating form is used on purpose (vpdpbusds would clamp where the
+// fold expects wrapping). A tile is MR rows × NB blocks of 16 columns; its weights (NB × K × 16
+// bytes) stay in cache while the row tiles pass over them.
+//
+// Include only inside a `#pragma GCC target` region, after the headers below: every function
+// here is then compiled for that file's instruction set, and nothing else is. The anonymous
+// namespace gives each file its own copy, so the linker never merges a zmm build of a helper
+// into the ymm kernel or the other way round.
+//
+// A register type V provides: Reg; kLanes (int32 lanes per register); zero();
+// load(const int8_t*) (kLanes × 4 weight bytes); broadcast(const uint8_t*) (one activation quad
+// into every lane); dpbusd(acc, x, w); add(a, b); store(int32_t*, Reg).
+#pragma once
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/gemm_q8_kernels.h"
+
+namespace onebit {
+namespace {
+
+constexpr int64_t kQuadBytes = 4 * kBlockN;  // one k quad of a block: one 64-byte line
+// The first pass over a block reads it from memory: prefetch this far ahead of the hardware
+// prefetcher (the AVX2 kernel's measured distance).
+constexpr int64_t kVnniPrefetchBytes = 2048;
+
+// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
+// weights in cache: 6×4 and 12×2 within noise of it, 16×1 10-25 % slower); ymm (16 registers,
+// two per block): 6 rows × 1 block, 12 accumulators beside two weight registers and a broadcast
+// (not measured: no AVX-VNNI CPU here).
+template <int kLanes>
+struct VnniTiles;
+template <>
+struct VnniTiles<16> {
+  static constexpr int kAccumulators = 24, kGemvRows = 4, kGemmRows = 8, kGemmBlocks = 2;
+};
+template <>
+struct VnniTiles<8> {
+  static constexpr int kAccumulators = 12, kGemvRows = 4, kGemmRows = 6, kGemmBlocks = 1;
+};
+
+template <class V>
+constexpr int kRegsPerBlock = static_cast<int>(kBlockN) / V::kLanes;
+
+// Few accumulators would leave the core waiting on vpdpbusd's dependency chains, so a small
+// tile takes several quads per step into separate accumulator sets, as registers allow.
+template <class V, int MR, int NB>
+constexpr int kSets = std::clamp(VnniTiles<V::kLanes>::kAccumulators / (MR * NB * kRegsPerBlock<V>), 1, 4);
+
+// Adds quad q of MR rows × NB blocks into acc[r][j·R + i].
+template <class V, int MR, int NB>
+inline void dpbusd_quad(typename V::Reg (&acc)[MR][NB * kRegsPerBlock<V>], const uint8_t* x, int64_t x_stride,
+                        const int8_t* w, int64_t block_bytes, int64_t q) {
+  constexpr int R = kRegsPerBlock<V>;
+  typename V::Reg wq[NB * R];
+  for (int j = 0; j < NB; ++j)
+    for (int i = 0; i < R; ++i) wq[j * R + i] = V::load(w + j * block_bytes + q * kQuadBytes + i * V::kLanes * 4);
+  for (int r = 0; r < MR; ++r) {
+    const typename V::Reg xq = V::broadcast(x + r * x_stride + 4 * q);
+    for (int c = 0; c < NB * R; ++c) acc[r][c] = V::dpbusd(acc[r][c], xq, wq[c]);
+  }
+}
+
+// Raw dot products of MR rows (uint8) with NB blocks over all quads, into dots[r][j·16 + c].
+template <class V, int MR, int NB, bool kFirstPass>
+inline void dot_tile(const uint8_t* x, int64_t x_stride, const int8_t* w, int64_t block_bytes, int64_t k_quads,
+                     int32_t* dots) {
+  constexpr int C = NB * kRegsPerBlock<V>;
+  constexpr int S = kSets<V, MR, NB>;
+  typename V::Reg acc[S][MR][C];
+  for (auto& set : acc)
+    for (auto& row : set)
+      for (auto& a : row) a = V::zero();
+  int64_t q = 0;
+  for (; q + S <= k_quads; q += S) {
+    for (int s = 0; s < S; ++s) {
+      if (kFirstPass)
+        for (int j = 0; j < NB; ++j)
+          _mm_prefetch(reinterpret_cast<const char*>(w + j * block_bytes + (q + s) * kQuadBytes + kVnniPrefetchBytes),
+                       _MM_HINT_T0);
+      dpbusd_quad<V, MR, NB>(acc[s], x, x_stride, w, block_bytes, q + s);
+    }
+  }
+  for (; q < k_quads; ++q) dpbusd_quad<V, MR, NB>(acc[0], x, x_stride, w, block_bytes, q);
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < C; ++c) {
+      typename V::Reg sum = acc[0][r][c];
+      for (int s = 1; s < S; ++s) sum = V::add(sum, acc[s][r][c]);
+      V::store(dots + (r * C + c) * V::kLanes, sum);
+    }
+}
+
+// dot_tile for `rows` ≤ MR rows.
+template <class V, int MR, int NB, bool kFirstPass>
+inline void dot_rows(int rows, const uint8_t* x, int64_t x_stride, const int8_t* w, int64_t block_bytes,
+                     int64_t k_quads, int32_t* dots) {
+  if constexpr (MR > 1) {
+    if (rows < MR) return dot_rows<V, MR - 1, NB, kFirstPass>(rows, x, x_stride, w, block_bytes, k_quads, dots);
+  }
+  dot_tile<V, MR, NB, kFirstPass>(x, x_stride, w, block_bytes, k_quads, dots);
+}
+
+// Rows [m0, m0 + rows) × `nb` blocks from block b: dots of the tile, then the zero-point fold.
+template <class V, int MR, int NB>
+inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64_t m0, int rows, int64_t b,
+                      int32_t* acc, int64_t acc_stride) {
+  alignas(64) int32_t dots[MR * NB * kBlockN];
+  const uint8_t* x_rows = x.quads.data() + m0 * x.row_stride;
+  const int8_t* block = w.blocks.data() + b * w.block_bytes();
+  const int64_t k_quads = w.k_padded() / 4;
+  if (m0 == 0) dot_rows<V, MR, NB, true>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, dots);
+  else dot_rows<V, MR, NB, false>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, dots);
+  const int64_t n0 = b * kBlockN;
+  const int64_t columns = std::min(NB * kBlockN, w.N - n0);
+  const int row_width = NB * static_cast<int>(kBlockN);
+  for (int r = 0; r < rows; ++r) {
+    const int32_t row_sum = x.row_sum[static_cast<size_t>(m0 + r)];
+    int32_t* out = acc + (m0 + r) * acc_stride + n0;
+    for (int64_t j = 0; j < columns; ++j) {
+      const auto n = static_cast<size_t>(n0 + j);
+      out[j] = fold_zero_points(dots[r * row_width + j], w.zero_point[n], row_sum, x.zero_point, w.col_sum[n], w.K);
+    }
+  }
+}
+
+// Decode (M ≤ kGemvRows): every row in one pass over the weights, a block at a time (one
+// sequential stream). Prefill: tiles of kGemmRows rows × kGemmBlocks blocks.
+template <class V>
+void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
+                         int64_t block_end, int32_t* acc, int64_t acc_stride) {
+  constexpr int kGemvRows = VnniTiles<V::kLanes>::kGemvRows;
+  constexpr int kGemmRows = VnniTiles<V::kLanes>::kGemmRows;
+  constexpr int kGemmBlocks = VnniTiles<V::kLanes>::kGemmBlocks;
+  if (x.M == 0) return;
+  if (x.M <= kGemvRows) {
+    for (int64_t b = block_begin; b < block_end; ++b)
+      gemm_tile<V, kGemvRows, 1>(x, w, 0, static_cast<int>(x.M), b, acc, acc_stride);
+    return;
+  }
+  for (int64_t b = block_begin; b < block_end; b += kGemmBlocks) {
+    const bool whole_tile = b + kGemmBlocks <= block_end;
+    for (int64_t m0 = 0; m0 < x.M; m0 += kGemmRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kGemmRows, x.M - m0));
+      if (whole_tile) {
+        gemm_tile<V, kGemmRows, kGemmBlocks>(x, w, m0, rows, b, acc, acc_stride);
+      } else {
+        for (int64_t tail = b; tail < block_end; ++tail) gemm_tile<V, kGemmRows, 1>(x, w, m0, rows, tail, acc, acc_stride);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onebit

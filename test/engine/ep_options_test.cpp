@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// The EP's provider options: defaults, every key, and the messages of bad keys and values.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "engine/ep_options.h"
+#include "engine/route_policy.h"
+
+namespace onebit {
+namespace {
+
+std::string error_of(const std::map<std::string, std::string>& entries) {
+  try {
+    parse_ep_options(entries);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class EpOptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("ONEBIT_EP_TRACE"); }
+};
+
+TEST_F(EpOptionsTest, DefaultsAreTheDocumentedOnes) {
+  const EpOptions o = parse_ep_options({});
+  EXPECT_EQ(o.device, "auto");
+  EXPECT_EQ(o.min_device_rows, kDeviceMinRows);
+  EXPECT_EQ(o.device_lock, "call");
+  EXPECT_EQ(o.device_timeout_ms, 30000);
+  EXPECT_FALSE(o.trace);
+  EXPECT_TRUE(o.trace_file.empty());
+  EXPECT_TRUE(o.routes.empty());
+}
+
+TEST_F(EpOptionsTest, EveryKeyIsRead) {
+  const EpOptions o = parse_ep_options({{"device", "emu"},
+                                        {"min_device_rows", "0"},
+                                        {"designs_dir", "/d"},
+                                        {"routes", "/r.txt"},
+                                        {"device_lock", "session"},
+                                        {"device_timeout_ms", "250"},
+                                        {"trace", "/tmp/t.json"},
+                                        {"session_id", "s1"}});
+  EXPECT_EQ(o.device, "emu");
+  EXPECT_EQ(o.min_device_rows, 0);
+  EXPECT_EQ(o.designs_dir, "/d");
+  EXPECT_EQ(o.routes, "/r.txt");
+  EXPECT_EQ(o.device_lock, "session");
+  EXPECT_EQ(o.device_timeout_ms, 250);
+  EXPECT_TRUE(o.trace);
+  EXPECT_EQ(o.trace_file, "/tmp/t.json");
+  EXPECT_EQ(o.session_id, "s1");
+}
+
+TEST_F(EpOptionsTest, UnknownKeyListsTheValidOnes) {
+  const std::string e = error_of({{"devise", "emu"}});
+  EXPECT_NE(e.find("unknown option 'devise'"), std::string::npos) << e;
+  for (const char* key : kOptionKeys) EXPECT_NE(e.find(key), std::string::npos) << key << " missing from: " << e;
+}
+
+TEST_F(EpOptionsTest, BadValuesNameTheKeyAndWhatIsValid) {
+  EXPECT_NE(error_of({{"device", "gpu"}}).find("device='gpu' is invalid; expected auto, emu or none"), std::string::npos);
+  EXPECT_NE(error_of({{"min_device_rows", "-1"}}).find("min_device_rows='-1'"), std::string::npos);
+  EXPECT_NE(error_of({{"min_device_rows", "8x"}}).find("an integer >= 0"), std::string::npos);
+  EXPECT_NE(error_of({{"device_timeout_ms", "0"}}).find("device_timeout_ms='0'"), std::string::npos);
+  EXPECT_NE(error_of({{"device_lock", "forever"}}).find("call or session"), std::string::npos);
+  EXPECT_NE(error_of({{"trace", "yes"}}).find("trace='yes'"), std::string::npos);
+}
+
+TEST_F(EpOptionsTest, TraceForms) {
+  EXPECT_FALSE(parse_ep_options({{"trace", "0"}}).trace);
+  EXPECT_TRUE(parse_ep_options({{"trace", "1"}}).trace);
+  EXPECT_TRUE(parse_ep_options({{"trace", "1"}}).trace_file.empty());
+  EXPECT_EQ(parse_ep_options({{"trace", "run.json"}}).trace_file, "run.json");
+  setenv("ONEBIT_EP_TRACE", "1", 1);
+  EXPECT_TRUE(parse_ep_options({}).trace);
+  unsetenv("ONEBIT_EP_TRACE");
+}
+
+}  // namespace
+}  // namespace onebit

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// One call through the engine: the host route against a plain reference loop, the device route
+// (emulated array) identical to it, the route reasons and what count_call adds.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/group_call.h"
+#include "npu/failure_injection.h"
+#include "npu_test_util.h"
+
+namespace onebit {
+namespace {
+
+constexpr int64_t K = 40, N = 24;
+
+// uint8 weights with per-column zero points, int8 activations with a zero point: every fold term.
+struct Operands {
+  std::vector<uint8_t> w = std::vector<uint8_t>(K * N);
+  std::vector<int32_t> w_zero_points = std::vector<int32_t>(N);
+  std::vector<int8_t> x;
+  int32_t x_zero_point = -3;
+
+  explicit Operands(int64_t M) : x(static_cast<size_t>(M * K)) {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w_zero_points) v = byte(rng);
+    for (auto& v : x) v = static_cast<int8_t>(byte(rng) - 128);
+  }
+  std::vector<int32_t> reference(int64_t M) const {
+    std::vector<int32_t> acc(static_cast<size_t>(M * N));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += (x[m * K + k] - x_zero_point) * (int32_t(w[k * N + n]) - w_zero_points[n]);
+        acc[m * N + n] = static_cast<int32_t>(sum);
+      }
+    return acc;
+  }
+  FusedGroup group() const {
+    FusedGroup g;
+    g.name = "test group";
+    g.K = K;
+    g.N = N;
+    g.x_zero_point = x_zero_point;
+    g.epilogue.kind = OutputKind::Int32;  // y = acc: the accumulators are the output
+    g.weights.push_back(pack_weights(w.data(), QType::Uint8, K, N, false, w_zero_points.data(), N));
+    return g;
+  }
+  Activation activation(int64_t M) const { return {x.data(), QType::Int8, x_zero_point, M}; }
+};
+
+// A private design cache and lock file, no device override from the environment.
+class GroupCall : public ::testing::Test {
+ protected:
+  void TearDown() override { npu::set_injected_failure(npu::InjectedFailure::kNone); }
+  // An emulated device for the session, and the group's device leg on it (designs + weights).
+  std::unique_ptr<SessionDevice> attach_emu(FusedGroup& g, const Operands& ops, Counters& counters,
+                                            int64_t timeout_ms = 5000) {
+    EpOptions options;
+    options.device = "emu";
+    options.designs_dir = tmp_.file("designs");
+    options.device_timeout_ms = timeout_ms;
+    auto device = SessionDevice::open(options, tmp_.file("lock"));
+    g.device = prepare_group_device(*device, {ops.w.data(), QType::Uint8, K, N, false}, counters);
+    return device;
+  }
+  onebit_npu_test::TempDir tmp_;
+  onebit_npu_test::ScopedEnv no_device_override_{"ONEBIT_DEVICE", nullptr};
+};
+
+TEST_F(GroupCall, HostRouteEqualsTheReference) {
+  const int64_t M = 5;
+  const Operands ops(M);
+  FusedGroup g = ops.group();
+  RoutePolicy policy;
+  std::vector<int32_t> acc(M * N), y(M * N);
+  const CallResult call = run_call(g, {nullptr, &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  EXPECT_EQ(call.reason, RouteReason::NoDevice);
+  EXPECT_EQ(y, ops.reference(M));
+}
+
+TEST_F(GroupCall, DeviceRouteEqualsTheHostAndIsCounted) {
+  const int64_t M = 36;  // one m32 and one m4 launch
+  const Operands ops(M);
+  FusedGroup g = ops.group();
+  Counters counters;
+  auto device = attach_emu(g, ops, counters);
+  ASSERT_NE(g.device.gemm, nullptr) << g.device.failure;
+  RoutePolicy policy;
+  std::vector<int32_t> acc(M * N), y(M * N);
+  const CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  ASSERT_EQ(call.reason, RouteReason::Device) << call.device_error;
+  EXPECT_EQ(y, ops.reference(M));
+  count_call(counters, call);
+  EXPECT_EQ(counters.get(Counter::DeviceCalls), 1u);
+  EXPECT_EQ(counters.get(Counter::DeviceLaunches), 2u);
+  EXPECT_EQ(counters.get(Counter::ABytesSynced), uint64_t(M * K));
+  EXPECT_EQ(counters.get(Counter::CBytesSynced), uint64_t(M * N * 4));
+  EXPECT_EQ(counters.get(Counter::CSyncsNarrowed), 1u);
+  EXPECT_EQ(counters.get(Counter::HostNs), 0u);
+  EXPECT_GT(counters.get(Counter::DeviceNs), 0u);
+}
+
+TEST_F(GroupCall, FewRowsStayOnTheHostAndAFailedLaunchFallsBackExactly) {
+  const int64_t M = 9;
+  const Operands ops(M);
+  FusedGroup g = ops.group();
+  Counters counters;
+  auto device = attach_emu(g, ops, counters);
+  RoutePolicy policy;
+  policy.min_device_rows = 10;
+  std::vector<int32_t> acc(M * N), y(M * N);
+  CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  EXPECT_EQ(call.reason, RouteReason::RowsPolicy);
+  count_call(counters, call);
+  EXPECT_EQ(counters.get(Counter::HostRowsPolicy), 1u);
+
+  policy.min_device_rows = 1;
+  npu::set_injected_failure(npu::InjectedFailure::kLaunch);
+  std::fill(y.begin(), y.end(), 0);
+  call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  EXPECT_EQ(call.reason, RouteReason::Fallback);
+  EXPECT_FALSE(call.device_error.empty());
+  EXPECT_EQ(y, ops.reference(M));
+  count_call(counters, call);
+  EXPECT_EQ(counters.get(Counter::DeviceFallbacks), 1u);
+  EXPECT_EQ(counters.get(Counter::DeviceCalls), 0u);
+}
+
+TEST_F(GroupCall, AStuckDeviceOpensTheBreakerAndLaterCallsSkipIt) {
+  const int64_t M = 9;
+  const Operands ops(M);
+  FusedGroup g = ops.group();
+  Counters counters;
+  auto device = attach_emu(g, ops, counters, 100);
+  RoutePolicy policy;
+  policy.min_device_rows = 1;
+  npu::set_injected_failure(npu::InjectedFailure::kTimeout);
+  std::vector<int32_t> acc(M * N), y(M * N);
+  for (int i = 0; i < DeviceBreaker::kFailuresToOpen + 2; ++i) {
+    const CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+    EXPECT_EQ(call.reason, i < DeviceBreaker::kFailuresToOpen ? RouteReason::Fallback : RouteReason::BreakerOpen) << i;
+    EXPECT_EQ(y, ops.reference(M)) << i;
+    if (call.reason == RouteReason::BreakerOpen) {
+      EXPECT_LT(call.ns, 50'000'000u) << "a skipped call waited";
+    }
+    count_call(counters, call);
+  }
+  EXPECT_EQ(counters.get(Counter::DeviceFallbacks), uint64_t(DeviceBreaker::kFailuresToOpen));
+  EXPECT_EQ(counters.get(Counter::DeviceBreakerSkips), 2u);
+}
+
+}  // namespace
+}  // namespace onebit

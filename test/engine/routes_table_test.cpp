@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The routes file: parsing, the "largest listed rows <= M" rule, and malformed lines.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "engine/routes_table.h"
+
+namespace onebit {
+namespace {
+
+TEST(RoutesTable, LargestListedRowsAtOrBelowMDecides) {
+  const RoutesTable t = RoutesTable::parse(
+      "# onebit routes v1\n1024 2048 1 host\n1024 2048 32 device   # from a probe\n\n1024 2048 128 host\n", "t");
+  EXPECT_EQ(t.route(1024, 2048, 1), Route::Host);
+  EXPECT_EQ(t.route(1024, 2048, 31), Route::Host);
+  EXPECT_EQ(t.route(1024, 2048, 32), Route::Device);
+  EXPECT_EQ(t.route(1024, 2048, 127), Route::Device);
+  EXPECT_EQ(t.route(1024, 2048, 5000), Route::Host);
+}
+
+TEST(RoutesTable, SaysNothingBelowTheSmallestRowsOrForAnotherShape) {
+  const RoutesTable t = RoutesTable::parse("64 64 8 device\n", "t");
+  EXPECT_EQ(t.route(64, 64, 7), std::nullopt);
+  EXPECT_EQ(t.route(64, 128, 8), std::nullopt);
+  EXPECT_EQ(t.route(64, 64, 8), Route::Device);
+}
+
+TEST(RoutesTable, MalformedLinesNameTheFileAndLine) {
+  for (const char* bad : {"64 64 8 gpu\n", "64 64 8\n", "64 64 0 host\n", "0 64 8 host\n", "64 64 8 host extra\n",
+                          "64 x 8 host\n", "x 64 8 host\n"}) {
+    try {
+      RoutesTable::parse(std::string("# header\n") + bad, "routes.txt");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("routes file 'routes.txt' line 2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RoutesTable, MissingFileNamesThePath) {
+  try {
+    RoutesTable::load("/nonexistent/routes.txt");
+    FAIL() << "loaded a missing file";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/routes.txt"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace onebit

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// dynamic_quantize against hand-computed values and a plain one-element-at-a-time reference of
+// ONNX's DynamicQuantizeLinear, at sizes around the 8-lane blocks, with ±Inf and NaN anywhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/dynamic_quantize.h"
+
+namespace onebit_test {
+namespace {
+
+using onebit::dynamic_quantize;
+
+struct Reference {
+  float scale;
+  int32_t zero_point;
+  std::vector<uint8_t> x_q;
+};
+
+// ONNX's formula, one element at a time (NaN: scale NaN, zero point 255, values 0).
+Reference reference(const std::vector<float>& x) {
+  float lo = 0, hi = 0;
+  bool nan = false;
+  for (float v : x) {
+    if (std::isnan(v)) nan = true;
+    else lo = std::fmin(lo, v), hi = std::fmax(hi, v);
+  }
+  if (nan) return {std::numeric_limits<float>::quiet_NaN(), 255, std::vector<uint8_t>(x.size(), 0)};
+  Reference r;
+  r.scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  float zp = 0.0f - lo / r.scale;
+  zp = std::isnan(zp) || zp > 255.0f ? 255.0f : (zp < 0.0f ? 0.0f : zp);
+  r.zero_point = static_cast<int32_t>(std::nearbyint(zp));
+  for (float v : x) {
+    const float q = std::nearbyint(v / r.scale) + static_cast<float>(r.zero_point);
+    r.x_q.push_back(std::isnan(q) ? 0 : static_cast<uint8_t>(std::fmin(255.0f, std::fmax(0.0f, q))));
+  }
+  return r;
+}
+
+void expect_matches_reference(const std::vector<float>& x, const char* what) {
+  std::vector<uint8_t> x_q(x.size(), 0xA5);
+  const auto q = dynamic_quantize(x.data(), x.size(), x_q.data());
+  const Reference r = reference(x);
+  if (std::isnan(r.scale)) EXPECT_TRUE(std::isnan(q.scale)) << what;
+  else EXPECT_EQ(q.scale, r.scale) << what;
+  EXPECT_EQ(q.zero_point, r.zero_point) << what;
+  EXPECT_EQ(x_q, r.x_q) << what;
+}
+
+TEST(DynamicQuantize, HandComputed) {
+  const std::vector<float> x = {-1.0f, 0.0f, 2.0f, 0.5f};
+  std::vector<uint8_t> x_q(4);
+  const auto q = dynamic_quantize(x.data(), x.size(), x_q.data());
+  EXPECT_EQ(q.scale, 3.0f / 255.0f);
+  EXPECT_EQ(q.zero_point, 85);  // 1 / (3/255) = 85
+  EXPECT_EQ(x_q, (std::vector<uint8_t>{0, 85, 255, 127}));  // 0.5 / float(3/255) = 42.4999... -> 42, + 85
+}
+
+TEST(DynamicQuantize, AllZeroGivesScaleOne) {
+  const std::vector<float> x(13, 0.0f);
+  std::vector<uint8_t> x_q(13, 7);
+  const auto q = dynamic_quantize(x.data(), x.size(), x_q.data());
+  EXPECT_EQ(q.scale, 1.0f);
+  EXPECT_EQ(q.zero_point, 0);
+  EXPECT_EQ(x_q, std::vector<uint8_t>(13, 0));
+}
+
+TEST(DynamicQuantize, RandomSizesAroundLaneBlocks) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.3f, 2.0f);
+  for (size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = normal(rng);
+    expect_matches_reference(x, "random");
+    for (float& v : x) v = std::fabs(v) + 1.0f;  // a range without 0
+    expect_matches_reference(x, "all positive");
+    for (float& v : x) v = -v;
+    expect_matches_reference(x, "all negative");
+  }
+}
+
+TEST(DynamicQuantize, InfAndNanAnywhere) {
+  std::mt19937 rng(6);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (size_t n : {1, 7, 8, 9, 24, 37}) {
+    for (float special : specials) {
+      for (size_t at : {size_t{0}, n / 2, n - 1}) {
+        std::vector<float> x(n);
+        for (float& v : x) v = normal(rng);
+        x[at] = special;
+        expect_matches_reference(x, "special value");
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onebit_test
