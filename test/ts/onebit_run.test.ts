@@ -14,7 +14,7 @@ const env = { ONEBIT_CACHE_DIR: cache };
 
 describe('onebit-run', () => {
   it('runs the default model and reports speed, agreement, memory and counters (JSON)', () => {
-    const ran = runNode([cli, '--json', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--layers', '1'], repoRoot, env);
+    const ran = runNode([cli, '--model', 'stack', '--json', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--layers', '1'], repoRoot, env);
     expect(ran.stderr).toBe(''); // not a TTY: no progress output
     expect(ran.status).toBe(0);
     const report = JSON.parse(ran.stdout);
@@ -42,9 +42,9 @@ describe('onebit-run', () => {
   });
 
   it('prints a table by default, reusing the cached model', () => {
-    const ran = runNode([cli, '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
+    const ran = runNode([cli, '--model', 'stack', '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
     expect(ran.status).toBe(0);
-    expect(ran.stdout).toMatch(/default projection stack, 1 layers, 7 A8W8 QDQ groups/);
+    expect(ran.stdout).toMatch(/projection stack, 1 layers, 7 A8W8 QDQ groups/);
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
     expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 .*\(expected qdqRuns=7/);
@@ -63,6 +63,6 @@ describe('onebit-run', () => {
     expect(missing.stderr).toMatch(/model file not found: \/nonexistent\/model.onnx/);
     const help = runNode([cli, '--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/usage: onebit-run \[model.onnx\]/);
+    expect(help.stdout).toMatch(/usage: onebit-run \[--model smollm2\|stack \| model.onnx\]/);
   });
 });

@@ -69,7 +69,7 @@ describe('packed package in a fresh consumer', () => {
 
   it('ships onebit-run as a bin', () => {
     const bin = path.join(consumer, 'node_modules', '.bin', 'onebit-run');
-    const ran = spawnSync(bin, ['--json', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], {
+    const ran = spawnSync(bin, ['--model', 'stack', '--json', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], {
       cwd: consumer,
       encoding: 'utf8',
       env: { ...process.env, ...ownLibrary, ONEBIT_CACHE_DIR: path.join(consumer, 'cache') },

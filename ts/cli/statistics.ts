@@ -35,14 +35,19 @@ function softmax(values: ArrayLike<number>, start: number, length: number): Floa
   return out;
 }
 
+/** KL(softmax(reference) || softmax(candidate)) over one row of `length` logits at `start`. */
+export function klRow(reference: ArrayLike<number>, candidate: ArrayLike<number>, start: number, length: number): number {
+  const p = softmax(reference, start, length);
+  const q = softmax(candidate, start, length);
+  let kl = 0;
+  for (let i = 0; i < length; ++i) if (p[i] > 0) kl += p[i] * Math.log(p[i] / Math.max(q[i], 1e-300));
+  return kl;
+}
+
 function klOverLastAxis(reference: ArrayLike<number>, candidate: ArrayLike<number>, lastDim: number): number {
   const rows = lastDim > 0 ? reference.length / lastDim : 0;
   let total = 0;
-  for (let r = 0; r < rows; ++r) {
-    const p = softmax(reference, r * lastDim, lastDim);
-    const q = softmax(candidate, r * lastDim, lastDim);
-    for (let i = 0; i < lastDim; ++i) if (p[i] > 0) total += p[i] * Math.log(p[i] / Math.max(q[i], 1e-300));
-  }
+  for (let r = 0; r < rows; ++r) total += klRow(reference, candidate, r * lastDim, lastDim);
   return rows > 0 ? total / rows : 0;
 }
 

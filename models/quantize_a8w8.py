@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The fp32 decoder to A8W8 QDQ with onnxruntime.quantization.quantize_static.
+
+Only the constant-weight projections are quantized (`llama_onnx.projection_nodes`): int8 weights
+per output channel, uint8 activations per tensor (asymmetric, MinMax over the calibration
+prompts). uint8 x int8 is the combination ORT's own CPU EP has its fastest kernel for on x86, so
+the comparison against it is fair, and the onebit EP claims it. Attention's activation x
+activation MatMuls are left float on purpose: they are a small share of the work and change shape
+every token.
+"""
+from __future__ import annotations
+
+import numpy as np
+from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+from gguf_llama import LlamaConfig
+from llama_onnx import cache_names, projection_nodes
+
+
+class PromptReader(CalibrationDataReader):
+    """One prefill per calibration prompt, each from an empty cache."""
+
+    def __init__(self, config: LlamaConfig, prompts_ids: list[list[int]]):
+        empty = np.zeros((1, config.kv_heads, 0, config.head_dim), np.float32)
+        self._feeds = iter([{"input_ids": np.array([ids], np.int64), **{n: empty for n in cache_names(config, "past")}}
+                            for ids in prompts_ids])
+
+    def get_next(self):
+        return next(self._feeds, None)
+
+
+def quantize(fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: list[list[int]]) -> None:
+    """Writes the QDQ model to qdq_path, its weights in an external-data file beside it."""
+    quantize_static(
+        fp32_path,
+        qdq_path,
+        PromptReader(config, prompts_ids),
+        quant_format=QuantFormat.QDQ,
+        op_types_to_quantize=["MatMul"],
+        nodes_to_quantize=projection_nodes(config),
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        calibrate_method=CalibrationMethod.MinMax,
+        use_external_data_format=True,
+        # Outputs stay float: a Q/DQ pair on a projection's output would only add rounding (the
+        # logits would be 8-bit), and the EP's group then ends in a float output.
+        extra_options={"MatMulConstBOnly": True, "OpTypesToExcludeOutputQuantization": ["MatMul"]},
+    )

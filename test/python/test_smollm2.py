@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The SmolLM2 builder (models/) on a 2-layer model cut from the packaged GGUF file.
+
+- the fp32 ONNX decoder (its weights smoothed) equals the numpy reference (llama_reference.py,
+  float64) of the GGUF weights as read, on new tokens; smoothing narrows each activation's range;
+- every quantized projection (7 a layer + lm_head) runs on the onebit EP (trace counters, and no
+  constant-weight MatMul left on ORT's CPU EP);
+- decoding one token with the KV cache gives the last token's logits of a full-sequence recompute;
+- tokenizer.json round-trips multilingual text and special tokens, with the ids the GGUF vocabulary
+  defines for the control tokens;
+- bad GGUF input (missing, corrupt, another architecture, an unsupported tensor type) is a clear
+  error and leaves nothing in the cache.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import pathlib
+import sys
+
+import gguf
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ep_session as es
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "models"))
+import build_smollm2  # noqa: E402
+import gguf_llama  # noqa: E402
+import llama_onnx  # noqa: E402
+import llama_reference  # noqa: E402
+import smooth_activations  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+
+LAYERS = 2
+# Token ids of a short chat prompt with a multilingual user turn (fixed, so the test does not
+# depend on the tokenizer it also checks).
+IDS = [1, 4093, 198, 19556, 28, 905, 17, 216, 33, 34, 9171, 7170, 34878, 85, 28, 17097, 2, 198]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(model folder, manifest, fp32 weights) of the 2-layer model, built once for the module."""
+    path = gguf_llama.packaged_gguf_path()
+    reader = gguf_llama.open_gguf(path)
+    out = tmp_path_factory.mktemp("smollm2")
+    manifest = build_smollm2.build(str(out), reader, path, LAYERS, log=lambda _: None)
+    return out, manifest, gguf_llama.read_llama(reader, path, LAYERS)
+
+
+def feeds(config, ids, past=None):
+    empty = build_smollm2.empty_cache(config)
+    return {"input_ids": np.array([ids], np.int64), **(past or empty)}
+
+
+def run(session, config, ids, past=None):
+    """logits [seq, vocab] and the present cache as the next call's past."""
+    out = session.run(None, feeds(config, ids, past))
+    return out[0][0], dict(zip(llama_onnx.cache_names(config, "past"), out[1:]))
+
+
+def ep_session(model_path):
+    so = es._session_options()
+    so.add_provider_for_devices(es.ep_devices(), {"trace": "1"})
+    return ort.InferenceSession(str(model_path), sess_options=so, enable_fallback=0)
+
+
+def test_fp32_decoder_equals_numpy_reference(built):
+    out, manifest, weights = built
+    assert manifest["reference_check"]["max_relative_diff"] <= build_smollm2.REFERENCE_TOLERANCE
+    cpu = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+    logits, _ = run(cpu, weights.config, IDS)
+    reference = llama_reference.logits(weights, IDS)
+    assert logits.shape == (len(IDS), weights.config.vocab)
+    np.testing.assert_allclose(logits, reference, atol=1e-4 * np.abs(reference).max(), rtol=0)
+    assert (logits.argmax(-1) == reference.argmax(-1)).all()
+
+
+def test_smoothing_narrows_the_activation_ranges(built):
+    _, _, weights = built
+    prompts = [IDS, IDS[:7]]
+    before = smooth_activations.input_maxima(weights, prompts)
+    smoothed = gguf_llama.LlamaWeights(weights.config, weights.embedding, weights.final_norm,
+                                       [dict(layer) for layer in weights.layers])
+    smooth_activations.smooth(smoothed, prompts)
+    after = smooth_activations.input_maxima(smoothed, prompts)
+    spread = lambda m: m.max() / np.median(m)  # noqa: E731 - the largest channel against a typical one
+    for key in before:
+        assert spread(after[key]) < spread(before[key]), key
+    # Equal up to the float32 rounding of the rescaled weights.
+    np.testing.assert_allclose(llama_reference.logits(smoothed, IDS), llama_reference.logits(weights, IDS), rtol=0, atol=1e-4)
+
+
+def test_every_projection_runs_on_the_ep(built, ep_lib):
+    out, manifest, weights = built
+    assert manifest["projections"] == 7 * LAYERS + 1  # q k v o gate up down per layer, and lm_head
+    with es.captured_stderr() as err:
+        session = ep_session(out / manifest["qdq_model"])
+        assignment = es._assignment(session)
+        run(session, weights.config, IDS[:5])
+        run(session, weights.config, IDS[:1])
+        del session
+        gc.collect()
+    counters = es.parse_trace(err["text"])[0]
+    assert counters["groups"] == manifest["projections"]
+    assert counters["qdq runs"] == 2 * manifest["projections"]
+    ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}
+    assert ours == set(llama_onnx.projection_nodes(weights.config))
+    # What stays on ORT: attention's activation x activation MatMuls, float on purpose.
+    left = sorted(name for name, op in assignment["CPUExecutionProvider"] if op in ("MatMul", "Gemm"))
+    assert left == sorted(f"layers.{i}.attention.{m}" for i in range(LAYERS) for m in ("context", "scores"))
+
+
+@pytest.mark.parametrize("arm", ["onebit", "fp32"])
+def test_kv_cache_decode_equals_full_recompute(built, ep_lib, arm):
+    out, manifest, weights = built
+    c = weights.config
+    if arm == "onebit":
+        session = ep_session(out / manifest["qdq_model"])
+    else:
+        session = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+    full, _ = run(session, c, IDS)
+    _, past = run(session, c, IDS[:11])
+    for t in range(11, len(IDS)):  # token by token from an 11-token prefill
+        step, past = run(session, c, [IDS[t]], past)
+        assert past["past_key.0"].shape == (1, c.kv_heads, t + 1, c.head_dim)
+    scale = np.abs(full[-1]).max()
+    np.testing.assert_allclose(step[-1], full[-1], atol=2e-5 * scale, rtol=0)
+    assert step[-1].argmax() == full[-1].argmax()
+    del session
+    gc.collect()
+
+
+def test_tokenizer_round_trips_text_and_special_tokens(built):
+    out, _, _ = built
+    tokenizer = Tokenizer.from_file(str(out / "tokenizer.json"))
+    chat = json.loads((out / "chat.json").read_text())
+    assert (chat["bos_token_id"], chat["eos_token_id"]) == (1, 2)
+    assert [tokenizer.token_to_id(t) for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>")] == [0, 1, 2]
+    texts = ["Hello, world! 12345", "Grüße aus München — naïve café", "東京は日本の首都です。", "Привет, мир",
+             "emoji 🙂🚀 and tabs\tand\nnewlines", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"]
+    for text in texts:
+        ids = tokenizer.encode(text).ids
+        assert tokenizer.decode(ids, skip_special_tokens=False) == text
+    # Special tokens are matched whole, the text between them is BPE over byte-level pieces ('Ċ' = "\n").
+    assert tokenizer.encode(texts[-1]).ids[:5] == [tokenizer.token_to_id(t) for t in ("<|im_start|>", "user", "Ċ", "Hi", "<|im_end|>")]
+    assert tokenizer.encode("2026").ids == [tokenizer.token_to_id(d) for d in "2026"]  # one token per digit
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+
+def tiny_gguf(path, arch="llama", embedding_type=None):
+    """A one-layer llama-shaped GGUF file with random F32 weights (hidden 8, vocab 4)."""
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_block_count(1)
+    w.add_context_length(16)
+    w.add_embedding_length(8)
+    w.add_feed_forward_length(16)
+    w.add_head_count(2)
+    w.add_head_count_kv(1)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_token_list(["a", "b", "c", "d"])
+    rng = np.random.default_rng(0)
+    if embedding_type is None:
+        w.add_tensor("token_embd.weight", rng.standard_normal((4, 8)).astype(np.float32))
+    else:  # raw bytes of another tensor type: one Q6_K block is 210 bytes for 256 values
+        w.add_tensor("token_embd.weight", np.zeros((1, 210), np.uint8), raw_dtype=embedding_type)
+    w.add_tensor("output_norm.weight", np.ones(8, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return str(path)
+
+
+def expect_build_error(tmp_path, gguf_path, message):
+    cache = tmp_path / "cache"
+    with pytest.raises(gguf_llama.GgufError, match=message):
+        build_smollm2.build_cached(str(cache), gguf_path, layers=1, log=lambda _: None)
+    assert not cache.exists() or list(cache.iterdir()) == []  # nothing half-written
+
+
+def test_missing_gguf(tmp_path):
+    expect_build_error(tmp_path, str(tmp_path / "absent.gguf"), r"GGUF file not found: .*absent\.gguf")
+
+
+def test_corrupt_gguf(tmp_path):
+    good = gguf_llama.packaged_gguf_path()
+    truncated = tmp_path / "truncated.gguf"
+    with open(good, "rb") as f:
+        truncated.write_bytes(f.read(4096))
+    expect_build_error(tmp_path, str(truncated), r"truncated\.gguf is not a readable GGUF file")
+    noise = tmp_path / "noise.gguf"
+    noise.write_bytes(os.urandom(1000))
+    expect_build_error(tmp_path, str(noise), r"noise\.gguf is not a readable GGUF file")
+
+
+def test_unsupported_architecture(tmp_path):
+    expect_build_error(tmp_path, tiny_gguf(tmp_path / "qwen.gguf", arch="qwen2"),
+                       r"qwen\.gguf: architecture 'qwen2' is not supported \(only 'llama'\)")
+
+
+def test_unsupported_tensor_type(tmp_path):
+    path = tiny_gguf(tmp_path / "q6k.gguf", embedding_type=gguf.GGMLQuantizationType.Q6_K)
+    expect_build_error(tmp_path, path, r"q6k\.gguf: tensor 'token_embd.weight' has type Q6_K; supported: F32, F16, Q8_0")
+
+
+def test_layers_out_of_range(tmp_path):
+    cache = tmp_path / "cache"
+    with pytest.raises(gguf_llama.GgufError, match=r"tiny\.gguf: --layers 2 is outside 1\.\.1"):
+        build_smollm2.build_cached(str(cache), tiny_gguf(tmp_path / "tiny.gguf"), layers=2, log=lambda _: None)
+    assert list(cache.iterdir()) == []

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// onebit-run --model smollm2 on a 2-layer model cut from the packaged GGUF (built by the Python
+// builder into a temporary cache): generation with every projection on the EP, the report's
+// fields, the tokenizer from Node against the Python `tokenizers` library, and the errors.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { repoRoot, runNode, type Ran } from './helpers/package.js';
+
+const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
+const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
+const env = { ONEBIT_CACHE_DIR: cache };
+const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
+const modelDir = path.join(cache, 'smollm2-v2-l2');
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
+
+interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
+
+interface Report {
+  model: { layers: number; projections: number };
+  promptTokens: number;
+  generatedTokens: number;
+  stop: string;
+  text: string;
+  arms: { arm: string; prefillMs: number; promptTokensPerS: number; decodeSteps: number; decodeTokensPerS: number }[];
+  agreement: Comparison[];
+  quality: { tokens: number; comparisons: Comparison[] };
+  counters: { qdqRuns: number; groups: number };
+  expectedQdqRuns: number;
+  peakRssMiB: { onebitPhase: number; total: number };
+}
+
+let report: Report;
+
+/** runNode without blocking the test worker (the first run builds the model for a minute or two). */
+function runNodeAsync(args: string[], extraEnv: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: repoRoot, env: { ...process.env, ...extraEnv } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+describe('onebit-run --model smollm2', () => {
+  beforeAll(async () => {
+    // Builds the 2-layer model (half a minute to two, with the machine busy), generates 6 tokens,
+    // then teacher-forces the evaluation text through each arm.
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '6', '--quality', '--json', '--prompt', 'Name a colour.'], env);
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    report = JSON.parse(ran.stdout);
+  }, 300_000);
+
+  it('runs every projection of every forward pass on the EP', () => {
+    expect(report.model).toMatchObject({ layers: 2, projections: 15 }); // 7 a layer + the output projection
+    const forwards = report.generatedTokens; // the prefill, then one step per generated token but the last
+    expect(report.counters.groups).toBe(15);
+    expect(report.counters.qdqRuns).toBe(15 * forwards);
+    expect(report.expectedQdqRuns).toBe(15 * forwards);
+  });
+
+  it('reports each arm over the same forward passes, and what each agreement column compares', () => {
+    expect(report.stop === 'eos' || report.generatedTokens === 6).toBe(true);
+    expect(report.arms.map((a) => a.arm)).toEqual(['onebit', 'ortQdq', 'ortFp32']);
+    for (const arm of report.arms) {
+      expect(arm.decodeSteps).toBe(report.generatedTokens - 1);
+      expect(arm.promptTokensPerS).toBeCloseTo((report.promptTokens * 1000) / arm.prefillMs, 6);
+      expect(arm.decodeTokensPerS).toBeGreaterThan(0);
+    }
+    expect(report.agreement.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortQdq', 'onebit|ortFp32', 'ortQdq|ortFp32']);
+    for (const c of report.agreement) expect(c.positions).toBe(report.generatedTokens);
+    // Two integer kernels on the same 2-layer quantized model pick the same tokens.
+    expect(report.agreement[0].top1).toBe(1);
+    expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
+    expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
+    expect(readdirSync(cache)).toEqual(['smollm2-v2-l2']); // the cached model folder only: nothing partial
+  });
+
+  it('measures quality over the evaluation text: the EP costs no more KL against fp32 than ORT on the same model', () => {
+    const { tokens, comparisons } = report.quality;
+    expect(tokens).toBeGreaterThan(300);
+    expect(comparisons.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortFp32', 'ortQdq|ortFp32', 'onebit|ortQdq']);
+    for (const c of comparisons) expect(c.positions).toBe(tokens - 1); // the last token predicts nothing in the text
+    const [ours, theirs, between] = comparisons;
+    expect(ours.meanKl).toBeGreaterThan(0); // quantization does cost something
+    expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
+    expect(between.top1).toBeGreaterThan(0.99); // on 2 layers the two integer paths barely drift
+    expect(between.meanKl).toBeLessThan(0.005);
+  });
+
+  it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {
+    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), { turn_start: '<|im_start|>', turn_end: '<|im_end|>', default_system: null, bos_token_id: 1, eos_token_id: 2 });
+    const texts = ['Hello, world! 12345', 'Grüße aus München — naïve café', '東京は日本の首都です。', 'Привет, мир',
+      'emoji 🙂🚀 and\ttabs\nnewlines', tokenizer.chatPrompt('Hi there')];
+    const reference = spawnSync(python, ['-c', 'import json,sys; from tokenizers import Tokenizer; t = Tokenizer.from_file(sys.argv[1]); '
+      + 'print(json.dumps([t.encode(s).ids for s in json.load(sys.stdin)]))', path.join(modelDir, 'tokenizer.json')], { input: JSON.stringify(texts), encoding: 'utf8' });
+    expect(reference.status).toBe(0);
+    const expected = JSON.parse(reference.stdout) as number[][];
+    texts.forEach((text, i) => {
+      expect(tokenizer.encode(text)).toEqual(expected[i]);
+      expect(tokenizer.decode(tokenizer.encode(text))).toBe(text);
+    });
+    expect(tokenizer.encode(texts[5]).slice(0, 2)).toEqual([1, tokenizer.encode('user')[0]]); // <|im_start|> is one token
+    expect(tokenizer.encode(texts[5])).toContain(2); // <|im_end|>
+  });
+
+  it('prints the generated text before the table', () => {
+    const ran = runNode([cli, '--layers', '2', '--max-tokens', '3', '--prompt', 'Hi'], repoRoot, env, 120_000);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/onebit-run: SmolLM2-135M-Instruct, 2 layers, 15 A8W8 projections/);
+    expect(ran.stdout).toMatch(/onebit EP, A8W8 QDQ model\s+[\d.]+\s+[\d.]+\s+[\d.]+/);
+    expect(ran.stdout).toMatch(/counters: qdqRuns=\d+ groups=15 /);
+    expect(ran.stdout.indexOf('onebit-run:')).toBeGreaterThan(0); // the text came first
+  });
+
+  it('says when the prompt and --max-tokens exceed the context, and when the builder cannot run', () => {
+    const long = runNode([cli, '--layers', '2', '--max-tokens', '8190', '--prompt', 'Hi'], repoRoot, env);
+    expect(long.status).toBe(1);
+    expect(long.stderr).toMatch(/the prompt is \d+ tokens; with --max-tokens 8190 that exceeds the model's context of 8192 tokens/);
+    const noPython = runNode([cli, '--layers', '3'], repoRoot, { ...env, ONEBIT_PYTHON: '/nonexistent/python' });
+    expect(noPython.status).toBe(1);
+    expect(noPython.stderr).toMatch(/cannot run the model builder with \/nonexistent\/python/);
+    const usage = runNode([cli, '--max-tokens', '0']);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/--max-tokens needs an integer >= 1/);
+  });
+});

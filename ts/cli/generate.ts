@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// onebit-run --model smollm2: greedy generation with the onebit EP, then ORT's CPU EP on the same
+// A8W8 QDQ model and ORT on the fp32 model, teacher-forced on the EP's tokens (the same work per
+// arm): speed per arm, agreement of each position's logits, peak RSS and the EP's counters.
+// --quality adds the teacher-forced evaluation text: KL(fp32 || QDQ) and top-1 per arm.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+import type { InferenceSession } from 'onnxruntime-node';
+
+import type { OnebitCounters } from '../counters.js';
+import { OnebitInputError } from '../errors.js';
+import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
+import { argmax, KvDecoder } from '../llm/kv_decoder.js';
+import { smollm2, type Smollm2Files } from '../model/smollm2.js';
+import { onebit } from '../onebit.js';
+import type { RunArgs } from './args.js';
+import type { Progress } from './progress.js';
+import { klRow, peakRssMiB } from './statistics.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ort = require('onnxruntime-node') as typeof import('onnxruntime-node');
+
+export type ArmName = 'onebit' | 'ortQdq' | 'ortFp32';
+export const ARM_LABELS: Record<ArmName, string> = {
+  onebit: 'onebit EP, A8W8 QDQ model',
+  ortQdq: "ORT CPU EP, same A8W8 QDQ model",
+  ortFp32: 'ORT CPU EP, fp32 model',
+};
+
+export interface ArmSpeed {
+  arm: ArmName;
+  prefillMs: number;
+  promptTokensPerS: number;
+  decodeSteps: number;
+  decodeMs: number;
+  decodeTokensPerS: number;
+}
+
+/** Logits rows of one arm compared with another's, position by position. */
+export interface Comparison {
+  reference: ArmName;
+  candidate: ArmName;
+  positions: number;
+  /** Share of positions where both pick the same token. */
+  top1: number;
+  /** KL(softmax(reference) || softmax(candidate)), mean and max over positions. */
+  meanKl: number;
+  maxKl: number;
+  maxAbsLogitDiff: number;
+}
+
+export interface GenerationReport {
+  model: { dir: string; layers: number; projections: number; weights: string };
+  ortVersion: string;
+  threads: number;
+  device: string;
+  prompt: string;
+  promptTokens: number;
+  generatedTokens: number;
+  stop: 'eos' | 'max-tokens';
+  text: string;
+  arms: ArmSpeed[];
+  /** Over the generated positions: onebit against ORT's CPU EP on the same model, each QDQ arm against fp32. */
+  agreement: Comparison[];
+  /** Teacher-forced over the built-in evaluation text (--quality). */
+  quality: { tokens: number; comparisons: Comparison[] } | null;
+  peakRssMiB: { onebitPhase: number; total: number };
+  counters: OnebitCounters;
+  /** qdqRuns the counters must show if every projection ran on the EP in every forward pass. */
+  expectedQdqRuns: number;
+}
+
+function compare(reference: ArmName, candidate: ArmName, a: Float32Array[], b: Float32Array[], vocab: number): Comparison {
+  let same = 0;
+  let klSum = 0;
+  let maxKl = 0;
+  let maxDiff = 0;
+  for (let i = 0; i < a.length; ++i) {
+    if (argmax(a[i], 0, vocab) === argmax(b[i], 0, vocab)) ++same;
+    const kl = klRow(a[i], b[i], 0, vocab);
+    klSum += kl;
+    maxKl = Math.max(maxKl, kl);
+    for (let j = 0; j < vocab; ++j) maxDiff = Math.max(maxDiff, Math.abs(a[i][j] - b[i][j]));
+  }
+  const n = a.length;
+  return { reference, candidate, positions: n, top1: n ? same / n : 0, meanKl: n ? klSum / n : 0, maxKl, maxAbsLogitDiff: maxDiff };
+}
+
+const rows = (logits: Float32Array, vocab: number) => Array.from({ length: logits.length / vocab }, (_, r) => logits.slice(r * vocab, (r + 1) * vocab));
+
+async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): Promise<InferenceSession> {
+  // Errors only: ORT's warning that shape ops stay on the CPU EP is expected for this model.
+  const common = { intraOpNumThreads: args.threads, interOpNumThreads: 1, logSeverityLevel: 3 as const };
+  if (arm === 'onebit')
+    return ort.InferenceSession.create(files.qdqModel, { ...common, executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig] });
+  return ort.InferenceSession.create(arm === 'ortQdq' ? files.qdqModel : files.fp32Model, { ...common, executionProviders: ['cpu'] });
+}
+
+interface ArmRun {
+  speed: ArmSpeed;
+  /** Logits of each position that predicts a generated token (the prompt's last, then each step's). */
+  steps: Float32Array<ArrayBufferLike>[];
+}
+
+/** Prefill, then one forward per token: generated greedily (onebit) or given (the other arms). */
+async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], vocab: number, next: (step: number, logits: Float32Array) => number | null): Promise<ArmRun> {
+  let start = performance.now();
+  let logits = await decoder.forward(promptIds);
+  const prefillMs = performance.now() - start;
+  const steps: Float32Array<ArrayBufferLike>[] = [logits.slice((promptIds.length - 1) * vocab)];
+  let decodeMs = 0;
+  for (let token = next(0, steps[0]); token !== null; token = next(steps.length - 1, steps.at(-1)!)) {
+    start = performance.now();
+    logits = await decoder.forward([token]);
+    decodeMs += performance.now() - start;
+    steps.push(logits);
+  }
+  const decodeSteps = steps.length - 1;
+  return {
+    speed: { arm, prefillMs, promptTokensPerS: (promptIds.length * 1000) / prefillMs, decodeSteps, decodeMs, decodeTokensPerS: decodeSteps ? (decodeSteps * 1000) / decodeMs : 0 },
+    steps,
+  };
+}
+
+export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
+  const runtime = onebit.register();
+  const files = smollm2(args.layers ?? undefined, (line) => progress.update(line));
+  progress.done();
+  const vocab = files.config.vocab;
+  const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
+  const promptIds = tokenizer.encode(tokenizer.chatPrompt(args.prompt));
+  if (promptIds.length + args.maxTokens > files.config.context)
+    throw new OnebitInputError(`the prompt is ${promptIds.length} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+
+  // The onebit arm generates: greedy until the end-of-turn token or --max-tokens.
+  progress.update('creating the onebit session');
+  let session = await createSession('onebit', files, args);
+  progress.done();
+  const generated: number[] = [];
+  const stream = new TextStream(tokenizer);
+  const eos = files.chat.eos_token_id;
+  const ours = await runArm('onebit', new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step, logits) => {
+    const token = argmax(logits, 0, vocab);
+    generated.push(token);
+    if (token !== eos) write(stream.push(token));
+    return token === eos || generated.length >= args.maxTokens ? null : token;
+  });
+  write('\n');
+  const counters = onebit.counters(session);
+  const expectedQdqRuns = files.projections * ours.steps.length;
+  const onebitPhase = peakRssMiB();
+  await session.release();
+
+  // The other arms: the same forward passes on the same tokens.
+  const arms: Record<ArmName, ArmRun> = { onebit: ours } as Record<ArmName, ArmRun>;
+  for (const arm of ['ortQdq', 'ortFp32'] as const) {
+    progress.update(`${ARM_LABELS[arm]}: prefill and ${generated.length - 1} decode steps`);
+    session = await createSession(arm, files, args);
+    arms[arm] = await runArm(arm, new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step) => (step < generated.length - 1 ? generated[step] : null));
+    await session.release();
+  }
+  progress.done();
+
+  let quality: GenerationReport['quality'] = null;
+  if (args.quality) {
+    const ids = tokenizer.encode(readFileSync(files.evaluationText, 'utf8'));
+    const logits: Partial<Record<ArmName, Float32Array[]>> = {};
+    for (const arm of ['onebit', 'ortQdq', 'ortFp32'] as const) {
+      progress.update(`quality: ${ARM_LABELS[arm]} over ${ids.length} tokens`);
+      session = await createSession(arm, files, args);
+      logits[arm] = rows(await new KvDecoder(session, files, ort.Tensor).forward(ids), vocab).slice(0, -1);
+      await session.release();
+    }
+    progress.done();
+    quality = {
+      tokens: ids.length,
+      comparisons: [
+        compare('ortFp32', 'onebit', logits.ortFp32!, logits.onebit!, vocab),
+        compare('ortFp32', 'ortQdq', logits.ortFp32!, logits.ortQdq!, vocab),
+        compare('ortQdq', 'onebit', logits.ortQdq!, logits.onebit!, vocab),
+      ],
+    };
+  }
+
+  return {
+    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
+    ortVersion: runtime.ortVersion,
+    threads: args.threads,
+    device: args.device,
+    prompt: args.prompt,
+    promptTokens: promptIds.length,
+    generatedTokens: generated.length,
+    stop: generated.at(-1) === eos ? 'eos' : 'max-tokens',
+    text: tokenizer.decode(generated.filter((t) => t !== eos)),
+    arms: (['onebit', 'ortQdq', 'ortFp32'] as const).map((a) => arms[a].speed),
+    agreement: [
+      compare('ortQdq', 'onebit', arms.ortQdq.steps, ours.steps, vocab),
+      compare('ortFp32', 'onebit', arms.ortFp32.steps, ours.steps, vocab),
+      compare('ortFp32', 'ortQdq', arms.ortFp32.steps, arms.ortQdq.steps, vocab),
+    ],
+    quality,
+    peakRssMiB: { onebitPhase, total: peakRssMiB() },
+    counters,
+    expectedQdqRuns,
+  };
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The SmolLM2 generation report as a table for people (the JSON form is the GenerationReport itself).
+import { ARM_LABELS, type Comparison, type GenerationReport } from './generate.js';
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+function comparison(c: Comparison): string {
+  return `${`${ARM_LABELS[c.candidate]} vs ${ARM_LABELS[c.reference]}`.padEnd(62)} top-1 ${pct(c.top1).padStart(6)}  ` +
+    `KL mean ${c.meanKl.toExponential(2)} max ${c.maxKl.toExponential(2)}  max|logit diff| ${c.maxAbsLogitDiff.toFixed(3)}`;
+}
+
+export function formatGenerationReport(r: GenerationReport): string {
+  const fp32 = r.arms.find((a) => a.arm === 'ortFp32')!;
+  const lines = [
+    '',
+    `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections (weights ${r.model.weights})`,
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), device ${r.device}; prompt ${r.promptTokens} tokens (chat template), ` +
+      `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
+    '',
+    `${'arm'.padEnd(34)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,
+  ];
+  for (const a of r.arms) {
+    lines.push(`${ARM_LABELS[a.arm].padEnd(34)}${a.prefillMs.toFixed(1).padStart(11)}${a.promptTokensPerS.toFixed(1).padStart(14)}` +
+      `${a.decodeTokensPerS.toFixed(1).padStart(14)}${`${(a.decodeTokensPerS / fp32.decodeTokensPerS).toFixed(2)}x`.padStart(16)}`);
+  }
+  lines.push(
+    '',
+    `agreement of the logits at the ${r.agreement[0]?.positions ?? 0} generated positions (every arm fed the onebit EP's tokens):`,
+    ...r.agreement.map((c) => `  ${comparison(c)}`),
+    '  (onebit vs ORT QDQ: two integer kernels on the same quantized model; vs fp32: what quantization costs)',
+  );
+  if (r.quality) {
+    lines.push('', `quality, teacher-forced over the built-in evaluation text (${r.quality.tokens} tokens):`, ...r.quality.comparisons.map((c) => `  ${comparison(c)}`));
+  }
+  const counters = Object.entries(r.counters).map(([k, v]) => `${k}=${v}`).join(' ');
+  lines.push(
+    '',
+    `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit arm: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,
+    `counters: ${counters} (expected qdqRuns=${r.expectedQdqRuns}: ${r.model.projections} projections x ${r.expectedQdqRuns / Math.max(r.model.projections, 1)} forward passes)`,
+  );
+  return lines.join('\n');
+}

