@@ -55,6 +55,7 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
   std::unique_ptr<DeviceGemm> gemm(new DeviceGemm(device, options));
   gemm->K_ = first.K;
   gemm->N_ = first.N;
+  gemm->tiling_ = first.tiling;
   for (const Design& d : designs) {
     const DesignInfo& info = d.info;
     if (info.target != device.target())
@@ -71,6 +72,8 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
     gemm->designs_.push_back(std::move(loaded).value());
   }
   gemm->setup_.designs_loaded = static_cast<uint32_t>(designs.size());
+  if (options.cost_model)
+    gemm->options_.launch_cost_rows = launch_cost_rows(*options.cost_model, first.K, first.N, gemm->block_sizes_);
 
   // Weights: packed into the designs' layout, uploaded once.
   const auto start = Clock::now();
@@ -187,6 +190,7 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
   }
   std::memcpy(c, c_bo_->host(), c_read);
   s.c_sync_ms = ms_since(t);
+  if (options_.cost_model) s.modelled = model_call(*options_.cost_model, {K_, N_, tiling_, plan, a_bytes, c_bytes});
   return {};
 }
 
