@@ -66,9 +66,13 @@ std::string TraceFile::write(const Counters& counters) const {
         << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
         << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
-        << (e.c_whole ? "true" : "false") << "}}";
+        << (e.c_whole ? "true" : "false");
+    if (e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;
+    out << "}}";
   }
-  out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_ << "}}\n";
+  out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_;
+  if (!cost_model_.empty()) out << ",\"cost_model\":" << quoted(cost_model_);
+  out << "}}\n";
   if (!out) throw std::runtime_error("onebit: failed writing trace file '" + path + "'");
   return path;
 }

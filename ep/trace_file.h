@@ -20,6 +20,7 @@ struct TraceEvent {
   uint32_t launches = 0;
   uint64_t a_bytes = 0, c_bytes = 0;
   bool c_whole = false;
+  double modelled_us = -1;  // a device call under a cost model: its modelled time on that hardware
   uint64_t thread = 0;  // set by record(): the thread that ran the call
 };
 
@@ -28,7 +29,9 @@ uint64_t trace_clock_us();
 
 class TraceFile {
  public:
-  explicit TraceFile(std::string path) : path_(std::move(path)) {}
+  // cost_model: the modelled generation the events' modelled_us are for (empty: none).
+  explicit TraceFile(std::string path, std::string cost_model = {})
+      : path_(std::move(path)), cost_model_(std::move(cost_model)) {}
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
   void record(const TraceEvent& event);
@@ -40,6 +43,7 @@ class TraceFile {
 
  private:
   std::string path_;
+  std::string cost_model_;
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
   uint64_t dropped_ = 0;
