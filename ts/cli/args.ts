@@ -17,6 +17,10 @@ options:
   --threads N        ORT intra-op threads for both EPs (default 1)
   --device auto|emu|none  the EP's offload device (default auto; emu: the emulated array)
   --layers N         layers of the default model (default 2; 28 = the full 196 groups)
+  --cost-model xdna1|xdna2|FILE.json
+                     with --device emu: also run the host arm and the device arm with the
+                     route policy on and off, and report the device arm's MODELLED time per
+                     phase on that XDNA generation (docs/cost-model.md)
   --json             print one JSON object instead of the table
   --help             print this text`;
 
@@ -38,6 +42,7 @@ export interface RunArgs {
   threads: number;
   device: 'auto' | 'emu' | 'none';
   layers: number;
+  costModel?: string;
   json: boolean;
   help: boolean;
 }
@@ -72,12 +77,20 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         args.device = deviceOption(device);
         break;
       }
+      case '--cost-model': {
+        const model = value();
+        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
+          throw new UsageError(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
+        args.costModel = model;
+        break;
+      }
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
         if (args.model !== undefined) throw new UsageError(`one model at a time: got '${args.model}' and '${flag}'`);
         args.model = flag;
     }
   }
+  if (args.costModel !== undefined && args.device !== 'emu') throw new UsageError('--cost-model models the emulated device: use it with --device emu');
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
   if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;

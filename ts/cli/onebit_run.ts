@@ -11,6 +11,7 @@ import { cachedModel } from '../model/model_cache.js';
 import { GENERATOR_VERSION, projectionStack } from '../model/projection_stack.js';
 import { parseArgs, USAGE, UsageError, type RunArgs } from './args.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
+import { modelledArms } from './modelled_arm.js';
 import { Progress } from './progress.js';
 import { formatReport, type LengthResult, type RunReport } from './report.js';
 import { agreement, peakRssMiB, summarize, type Timing } from './statistics.js';
@@ -82,6 +83,12 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     });
   }
   await cpu.release();
+  const modelled = args.costModel === undefined ? null : await modelledArms({
+    create: (options) => ort.InferenceSession.create(model.path, { ...common, executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig] }),
+    feeds: (session, len) => makeFeeds(ort.Tensor, session.inputMetadata, len),
+    time: async (session, feeds, label) => (await timeRuns(session, feeds, args, label, progress)).timing,
+    runsPerSession: args.warmup + args.repeat,
+  }, lens, args.costModel);
   progress.done();
 
   return {
@@ -95,6 +102,7 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     peakRssMiB: { onebitPhase, total: peakRssMiB() },
     counters,
     expectedQdqRuns: counters.groups * lens.length * (args.warmup + args.repeat),
+    modelled,
   };
 }
 
