@@ -86,8 +86,9 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
   const modelled = args.costModel === undefined ? null : await modelledArms({
     create: (options) => ort.InferenceSession.create(model.path, { ...common, executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig] }),
     feeds: (session, len) => makeFeeds(ort.Tensor, session.inputMetadata, len),
-    time: async (session, feeds, label) => (await timeRuns(session, feeds, args, label, progress)).timing,
-    runsPerSession: args.warmup + args.repeat,
+    run: (session, feeds, label) => timeRuns(session, feeds, args, label, progress),
+    warmup: args.warmup,
+    repeat: args.repeat,
   }, lens, args.costModel);
   progress.done();
 
