@@ -67,6 +67,7 @@ std::string TraceFile::write(const Counters& counters) const {
         << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
         << (e.c_whole ? "true" : "false");
+    if (e.device_us >= 0) out << ",\"device_us\":" << e.device_us;
     if (e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;
     out << "}}";
   }

@@ -20,7 +20,8 @@ struct TraceEvent {
   uint32_t launches = 0;
   uint64_t a_bytes = 0, c_bytes = 0;
   bool c_whole = false;
-  double modelled_us = -1;  // a device call under a cost model: its modelled time on that hardware
+  double device_us = -1;    // a device call: its device part as measured (A upload + launches + C sync)
+  double modelled_us = -1;  // a device call under a cost model: that part's modelled time on that hardware
   uint64_t thread = 0;  // set by record(): the thread that ran the call
 };
 

@@ -28,7 +28,9 @@ export interface TraceCall {
   aBytes: number;
   cBytes: number;
   cWhole: boolean;
-  /** A device call under a cost model: its MODELLED time on that hardware, in µs; else null. */
+  /** A device call: its device part as measured (A upload + launches + C sync), in µs; else null. */
+  deviceUs: number | null;
+  /** A device call under a cost model: that part's MODELLED time on that hardware, in µs; else null. */
   modelledUs: number | null;
 }
 
@@ -106,6 +108,7 @@ export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitC
       aBytes: args.a_bytes === undefined ? 0 : num(file, `${where}.args.a_bytes`, args.a_bytes),
       cBytes: args.c_bytes === undefined ? 0 : num(file, `${where}.args.c_bytes`, args.c_bytes),
       cWhole: args.c_whole === true,
+      deviceUs: args.device_us === undefined ? null : num(file, `${where}.args.device_us`, args.device_us),
       modelledUs: args.modelled_us === undefined ? null : num(file, `${where}.args.modelled_us`, args.modelled_us),
     });
   });

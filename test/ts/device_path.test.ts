@@ -117,6 +117,8 @@ describe('device path (emu) through the Node API', () => {
     for (const c of calls) {
       expect(c.route).toBe('device');
       expect(c.modelledUs).not.toBeNull();
+      expect(c.deviceUs).toBeGreaterThan(0);
+      expect(c.deviceUs).toBeLessThanOrEqual(c.durUs + 1); // a part of the call (dur is whole µs)
       if (c.rows !== 1) continue;
       // One row on xdna1 by hand: two syncs of 10 µs + (K + 4N) bytes at 20 GB/s, a 50 µs launch,
       // one m4 launch streaming the K×N weights + 4 rows of A and C at 51.2 GB/s (these shapes

@@ -88,7 +88,7 @@ describe('ep-trace', () => {
     expect(ran.stdout).toMatch(/^shape +route +calls +rows +total ms +median ms +modelled total ms \(xdna1\) +modelled median ms +launches/m);
     expect(ran.stdout).toMatch(/^64x48 +device +3 +48 +0\.500 +0\.100 +0\.29[01] +0\.090 +4 /m);
     expect(ran.stdout).toMatch(/^64x48 +host +1 +1 +0\.020 +0\.020 +- +- +0 /m);
-    expect(ran.stdout).toMatch(/modelled: device calls' time on xdna1 from the cost model .* not measured/);
+    expect(ran.stdout).toMatch(/modelled: the device part of device calls \(A upload, launches, C sync\) on xdna1, from the cost model .* not measured/);
     const bad = path.join(tmp, 'bad-modelled.json');
     writeFileSync(bad, JSON.stringify({ traceEvents: [{ ...event(8, 8, 1, 'device', 'device', 0, 1), args: { ...event(8, 8, 1, 'device', 'device', 0, 1).args, modelled_us: 'fast' } }] }));
     const failed = runNode([cli, bad]);

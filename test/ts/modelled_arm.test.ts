@@ -27,8 +27,9 @@ function xdna1SmallCallMs(K: number, N: number, rows: number): number {
 }
 
 // A runner whose sessions write a trace of two calls a run at release: a host call of 100 µs,
-// then 50 µs later a device call of `deviceUs[run]` (modelled 30 µs) when the session has a
-// device and min_device_rows 0, else a second host call of 200 µs.
+// then 50 µs later, when the session has a device and min_device_rows 0, a device call whose
+// device part took `deviceUs[run]` (plus 40 µs on the host; modelled 30 µs), else a second host
+// call of 200 µs.
 function fakeRunner(deviceUs: number[]): ArmRunner {
   return {
     warmup: 1,
@@ -42,7 +43,7 @@ function fakeRunner(deviceUs: number[]): ArmRunner {
           const t = run * 10_000;
           const call = (ts: number, d: number, route: string, extra = {}) =>
             ({ name: 'gemm_q8 8x8', ph: 'X', ts, dur: d, args: { K: 8, N: 8, rows: 1, route, reason: route, ...extra } });
-          return [call(t, 100, 'host'), onDevice ? call(t + 150, dur, 'device', { modelled_us: 30 }) : call(t + 150, 200, 'host')];
+          return [call(t, 100, 'host'), onDevice ? call(t + 150, dur + 40, 'device', { device_us: dur, modelled_us: 30 }) : call(t + 150, 200, 'host')];
         });
         writeFileSync(options.trace as string, JSON.stringify({ traceEvents, otherData: { cost_model: 'xdna1' } }));
       },
@@ -59,10 +60,11 @@ describe('onebit-run --cost-model', () => {
     for (const p of arms.phases) {
       expect(p.hostMs).toBeCloseTo(0.35, 12); // span: 150 + 200 µs
       expect(p.policyOn).toEqual({ deviceCallsPerRun: 0, modelledMs: 0.35, measuredMs: 0.35 });
-      // Spans 150 + 1000/3000/2000 µs: median 2150 µs; with the device call modelled: 150 + 30 µs.
+      // Spans 150 + 40 + 1000/3000/2000 µs: median 2190 µs; with the device part modelled:
+      // 150 + 40 + 30 µs.
       expect(p.policyOff.deviceCallsPerRun).toBe(1);
-      expect(p.policyOff.measuredMs).toBeCloseTo(2.15, 12);
-      expect(p.policyOff.modelledMs).toBeCloseTo(0.18, 12);
+      expect(p.policyOff.measuredMs).toBeCloseTo(2.19, 12);
+      expect(p.policyOff.modelledMs).toBeCloseTo(0.22, 12);
     }
   });
 

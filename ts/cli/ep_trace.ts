@@ -46,7 +46,7 @@ export function formatTrace(s: TraceSummary): string {
   const out = [`${s.file}: ${s.events} gemm_q8 calls${s.droppedEvents ? ` (${s.droppedEvents} more dropped: the EP keeps a bounded number of events)` : ''}`, ''];
   out.push(line(header), ...rows.map(line));
   if (model !== null)
-    out.push('', `modelled: device calls' time on ${model} from the cost model (docs/cost-model.md), not measured; total/median ms are measured on this machine.`);
+    out.push('', `modelled: the device part of device calls (A upload, launches, C sync) on ${model}, from the cost model (docs/cost-model.md), not measured; total/median ms are whole calls measured on this machine.`);
   if (s.counters) {
     out.push('');
     out.push(`counters: ${Object.entries(s.counters).map(([k, v]) => `${k}=${v}`).join(' ')}`);

@@ -3,11 +3,11 @@
 // (device none), and the emulated device with the route policy on (the EP's min_device_rows and
 // routes as configured) and off (min_device_rows 0: every call on the device). Each timed run is
 // read back from its session's trace (every run makes the same gemm_q8 calls, in order): its span
-// from the first call's start to the last call's end, with each device call's emulated time
-// replaced by its modelled time,
-//   modelled run ms = span - emulated device ms + modelled device ms   (paired within the run)
-// so host-routed calls and the gaps between calls keep their measured times on this CPU. Medians
-// over the timed runs; the warm-up runs are left out.
+// from the first call's start to the last call's end, with each device call's device part (A
+// upload, launches, C sync: emulated) replaced by its modelled time,
+//   modelled run ms = span - emulated device parts + modelled device parts   (paired within the run)
+// so host-routed calls, the host side of device calls (activation, epilogue) and the gaps between
+// calls keep their measured times on this CPU. Medians over the timed runs; warm-ups left out.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,7 +79,7 @@ async function tracedArm(runner: ArmRunner, len: number, options: Record<string,
   for (const run of runs) {
     const span = Math.max(...run.map((c) => c.startUs + c.durUs)) - run[0].startUs;
     const device = run.filter((c) => c.route === 'device');
-    const swap = device.reduce((s, c) => s + (c.modelledUs ?? c.durUs) - c.durUs, 0);
+    const swap = device.reduce((s, c) => s + (c.modelledUs !== null && c.deviceUs !== null ? c.modelledUs - c.deviceUs : 0), 0);
     measured.push(span / 1000);
     modelled.push((span + swap) / 1000);
   }
