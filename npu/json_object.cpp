@@ -2,7 +2,8 @@
 #include "npu/json_object.h"
 
 #include <cctype>
-#include <charconv>
+#include <locale>
+#include <sstream>
 
 namespace onebit::npu {
 
@@ -48,14 +49,29 @@ class Reader {
       value = std::move(s);
       return {};
     }
-    // JSON numbers: optional '-', digits, fraction, exponent; from_chars reads the same grammar.
-    const char* begin = text_.data() + pos_;
-    const char* end = text_.data() + text_.size();
+    // A JSON number: -?digits(.digits)?([eE][+-]?digits)?, converted in the classic locale
+    // (std::from_chars for double needs a newer libstdc++ than the shipped binaries may use).
+    const size_t begin = pos_;
+    auto digits = [&] {
+      const size_t from = pos_;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      return pos_ > from;
+    };
+    take('-');
+    bool ok = digits();
+    if (ok && take('.')) ok = digits();
+    if (ok && (take('e') || take('E'))) {
+      if (!take('+')) take('-');
+      ok = digits();
+    }
+    if (!ok) {
+      pos_ = begin;
+      return fail("the value of \"" + key + "\" must be a number or a string");
+    }
+    std::istringstream in(text_.substr(begin, pos_ - begin));
+    in.imbue(std::locale::classic());
     double number = 0;
-    if (begin == end || *begin == '+') return fail("the value of \"" + key + "\" must be a number or a string");
-    const auto [next, ec] = std::from_chars(begin, end, number, std::chars_format::general);
-    if (ec != std::errc() || next == begin) return fail("the value of \"" + key + "\" must be a number or a string");
-    pos_ += size_t(next - begin);
+    if (!(in >> number)) return fail("the value of \"" + key + "\" is out of range");
     value = number;
     return {};
   }

@@ -140,6 +140,18 @@ TEST(CostModel, UnknownGenerationIsAnError) {
 
 const char* kFull = R"({"generation": "mine", "launch_us": 40, "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})";
 
+TEST(CostFile, ReadsJsonNumberForms) {
+  Result<CostModel> m = cost_model_from_json(
+      R"({"generation": "g", "launch_us": 1.5e2, "sync_call_us": 0.25, "sync_gbps": 2E1, "dram_gbps": 5e+1, "int8_tops": 38})",
+      "forms.json");
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->launch_us, 150);
+  EXPECT_EQ(m->sync_call_us, 0.25);
+  EXPECT_EQ(m->sync_gbps, 20);
+  EXPECT_EQ(m->dram_gbps, 50);
+  EXPECT_EQ(m->int8_tops, 38);
+}
+
 TEST(CostFile, ReadsEveryKey) {
   Result<CostModel> m = cost_model_from_json(kFull, "mine.json");
   ASSERT_TRUE(m.ok()) << m.error().to_string();
@@ -194,6 +206,10 @@ TEST(CostFile, MalformedJsonSaysWhere) {
   expect_error(R"({"generation": "g", "generation": "h"})", {"\"generation\" appears twice"});
   expect_error(R"({"generation": "g"} x)", {"unexpected text"});
   expect_error(R"({"generation": "g)", {"unterminated string"});
+  expect_error(R"({"generation": "g", "launch_us": 5.})", {"\"launch_us\"", "number or a string"});
+  expect_error(R"({"generation": "g", "launch_us": +5})", {"\"launch_us\"", "number or a string"});
+  expect_error(R"({"generation": "g", "launch_us": 1e999})", {"\"launch_us\"", "out of range"});
+  expect_error(R"({"generation": "g", "launch_us": inf})", {"\"launch_us\""});
 }
 
 TEST(CostFile, LoadsPresetsAndFiles) {
