@@ -55,6 +55,7 @@ ProbeOptions read_options(const Napi::Value& value) {
   options.device = read_string(o, "device", options.device);
   options.designs_dir = read_string(o, "designsDir", "");
   options.lock_path = read_string(o, "lockPath", "");
+  options.cost_model = read_string(o, "costModel", "");
   return options;
 }
 
@@ -63,6 +64,16 @@ Napi::Object spread(Napi::Env env, const Spread& s) {
   o.Set("medianMs", s.median_ms);
   o.Set("minMs", s.min_ms);
   o.Set("maxMs", s.max_ms);
+  return o;
+}
+
+// A modelled device call, in ms like every other time of the result.
+Napi::Object modelled(Napi::Env env, const npu::ModelledCall& m) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("totalMs", m.total_us() / 1e3);
+  o.Set("syncMs", m.sync_us / 1e3);
+  o.Set("launchMs", m.launch_us / 1e3);
+  o.Set("arrayMs", m.array_us / 1e3);
   return o;
 }
 
@@ -91,6 +102,7 @@ Napi::Object to_js(Napi::Env env, const ProbeResult& r) {
   d.Set("designsLoaded", r.device.designs_loaded);
   d.Set("weightBytes", static_cast<double>(r.device.weight_bytes));
   d.Set("setupMs", r.device.setup_ms);
+  d.Set("costModel", or_null(env, r.device.cost_model));
   o.Set("device", d);
 
   Napi::Array rows = Napi::Array::New(env, r.rows.size());
@@ -113,11 +125,13 @@ Napi::Object to_js(Napi::Env env, const ProbeResult& r) {
       dev.Set("aBytes", static_cast<double>(dr.a_bytes));
       dev.Set("cBytes", static_cast<double>(dr.c_bytes));
       dev.Set("cWhole", dr.c_whole);
+      dev.Set("modelled", dr.modelled ? modelled(env, *dr.modelled) : env.Null());
       e.Set("device", dev);
     } else {
       e.Set("device", env.Null());
     }
     e.Set("ratio", row.ratio ? Napi::Number::New(env, *row.ratio) : env.Null());
+    e.Set("modelledRatio", row.modelled_ratio ? Napi::Number::New(env, *row.modelled_ratio) : env.Null());
     e.Set("exact", row.exact ? Napi::Boolean::New(env, *row.exact) : env.Null());
     rows.Set(static_cast<uint32_t>(i), e);
   }

@@ -71,6 +71,10 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       parse_trace(key, value, options);
     } else if (key == "session_id") {
       options.session_id = value;
+    } else if (key == "cost_model") {
+      npu::Result<npu::CostModel> model = npu::load_cost_model(value);
+      if (!model) throw bad_value(key, value, "xdna1, xdna2 or a readable cost file (*.json): " + model.error().reason);
+      options.cost_model = *model;
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());
     }

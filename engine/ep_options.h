@@ -4,7 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+
+#include "npu/cost_model.h"
 
 namespace onebit {
 
@@ -14,8 +17,9 @@ constexpr int64_t kDeviceMinRows = 8;
 
 // The provider option keys, as ORT passes them (snake_case); the Node package's camelCase options
 // map onto these.
-constexpr std::array<const char*, 8> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
-                                                    "device_lock", "device_timeout_ms", "trace",       "session_id"};
+constexpr std::array<const char*, 9> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
+                                                    "device_lock", "device_timeout_ms", "trace",       "session_id",
+                                                    "cost_model"};
 struct EpOptions {
   // Offload device (npu::kDeviceOptions): "auto" takes a real NPU if a backend finds one (none in
   // this build), "emu" the emulated array, "none" keeps everything on the host. ONEBIT_DEVICE overrides.
@@ -39,6 +43,9 @@ struct EpOptions {
   std::string trace_file;
   // Names the session for hosts that read its counters (OnebitEp_GetCounters); empty = unnamed.
   std::string session_id;
+  // "xdna1", "xdna2" or a cost file (*.json): device calls also report their modelled time on
+  // that hardware (npu/cost_model.h), in the trace. Read once, here.
+  std::optional<npu::CostModel> cost_model;
 };
 
 // Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE.

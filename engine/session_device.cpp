@@ -23,6 +23,7 @@ std::unique_ptr<SessionDevice> SessionDevice::open(const EpOptions& options, con
   session->cache_ = std::make_unique<npu::DesignCache>(options.designs_dir.empty() ? npu::default_designs_dir()
                                                                                    : options.designs_dir);
   session->gemm_options_.wait_timeout = std::chrono::milliseconds(options.device_timeout_ms);
+  session->gemm_options_.cost_model = options.cost_model;
   return session;
 }
 

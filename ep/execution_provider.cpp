@@ -131,7 +131,10 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
   session.policy.min_device_rows = session.options.min_device_rows;
   if (!session.options.routes.empty()) session.policy.routes = RoutesTable::load(session.options.routes);
-  if (!session.options.trace_file.empty()) session.trace_file = std::make_unique<TraceFile>(session.options.trace_file);
+  if (!session.options.trace_file.empty()) {
+    const std::string modelled = session.options.cost_model ? session.options.cost_model->generation : "";
+    session.trace_file = std::make_unique<TraceFile>(session.options.trace_file, modelled);
+  }
   publish_session_counters(session.options.session_id, &session.counters);
 }
 

@@ -112,6 +112,11 @@ void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t s
   event.a_bytes = call.device_stats.a_bytes_synced;
   event.c_bytes = call.device_stats.c_bytes_synced;
   event.c_whole = call.device_stats.c_whole;
+  if (call.on_device()) {
+    const npu::CallStats& d = call.device_stats;
+    event.device_us = (d.upload_ms + d.launch_wait_ms + d.c_sync_ms) * 1000;
+    if (d.modelled) event.modelled_us = d.modelled->total_us();
+  }
   file.record(event);
 }
 

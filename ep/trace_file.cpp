@@ -47,7 +47,8 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-TraceFile::TraceFile(const std::string& path) : path_(numbered_path(absolute(path))) {
+TraceFile::TraceFile(const std::string& path, std::string cost_model)
+    : path_(numbered_path(absolute(path))), cost_model_(std::move(cost_model)) {
   auto opened = npu::open_regular_file(path_, npu::FileAccess::kWriteTruncate);
   if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
   fd_ = std::move(*opened);
@@ -81,9 +82,14 @@ void TraceFile::write(const Counters& counters) const {
         << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
         << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
-        << (e.c_whole ? "true" : "false") << "}}";
+        << (e.c_whole ? "true" : "false");
+    if (e.device_us >= 0) out << ",\"device_us\":" << e.device_us;
+    if (e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;
+    out << "}}";
   }
-  out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_ << "}}\n";
+  out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_;
+  if (!cost_model_.empty()) out << ",\"cost_model\":" << quoted(cost_model_);
+  out << "}}\n";
   const std::string text = std::move(out).str();
   size_t done = 0;
   while (done < text.size()) {

@@ -21,6 +21,8 @@ struct TraceEvent {
   uint32_t launches = 0;
   uint64_t a_bytes = 0, c_bytes = 0;
   bool c_whole = false;
+  double device_us = -1;    // a device call: its device part as measured (A upload + launches + C sync)
+  double modelled_us = -1;  // a device call under a cost model: that part's modelled time on that hardware
   uint64_t thread = 0;  // set by record(): the thread that ran the call
 };
 
@@ -33,7 +35,8 @@ class TraceFile {
   // relative path is resolved against the working directory of this moment. A second session
   // of the process given the same path writes <stem>.2.json, and so on. Throws
   // std::invalid_argument naming the path and the errno.
-  explicit TraceFile(const std::string& path);
+  // cost_model: the modelled generation the events' modelled_us are for (empty: none).
+  explicit TraceFile(const std::string& path, std::string cost_model = {});
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
   void record(const TraceEvent& event);
@@ -47,6 +50,7 @@ class TraceFile {
  private:
   std::string path_;  // absolute
   npu::FileDescriptor fd_;
+  std::string cost_model_;
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;
   uint64_t dropped_ = 0;

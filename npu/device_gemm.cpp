@@ -56,6 +56,7 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
   std::unique_ptr<DeviceGemm> gemm(new DeviceGemm(device, options));
   gemm->K_ = first.K;
   gemm->N_ = first.N;
+  gemm->tiling_ = first.tiling;
   for (const Design& d : designs) {
     const DesignInfo& info = d.info;
     if (info.target != device.target())
@@ -73,6 +74,8 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
   }
   if (Status s = check_designs_compute(device, designs, gemm->designs_, options.wait_timeout); !s) return s;
   gemm->setup_.designs_loaded = static_cast<uint32_t>(designs.size());
+  if (options.cost_model)
+    gemm->options_.launch_cost_rows = launch_cost_rows(*options.cost_model, first.K, first.N, gemm->block_sizes_);
 
   // Weights: packed into the designs' layout, uploaded once.
   const auto start = Clock::now();
@@ -213,6 +216,7 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
   }
   std::memcpy(c, c_bo_->host(), c_read);
   s.c_sync_ms = ms_since(t);
+  if (options_.cost_model) s.modelled = model_call(*options_.cost_model, {K_, N_, tiling_, plan, a_bytes, c_bytes});
   return {};
 }
 

@@ -18,10 +18,12 @@
 #include <memory>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "npu/block_plan.h"
+#include "npu/cost_model.h"
 #include "npu/design.h"
 #include "npu/design_cache.h"
 #include "npu/device.h"
@@ -37,6 +39,9 @@ struct GemmOptions {
   std::chrono::milliseconds wait_timeout{30000};  // for all launches of one call
   SyncNarrowing sync = SyncNarrowing::from_env();
   uint32_t initial_rows = 0;  // A / C BO capacity to allocate up front (they grow on demand)
+  // Set: every call also reports its modelled time on that hardware, and blocks are planned
+  // with the model's launch cost (launch_cost_rows), as that hardware would run them.
+  std::optional<CostModel> cost_model;
 };
 
 // Once per shape (per session).
@@ -61,6 +66,7 @@ struct CallStats {
   double launch_wait_ms = 0;  // launches + waits
   double c_sync_ms = 0;       // C sync + copy out
   bool emulated = false;
+  std::optional<ModelledCall> modelled;  // with GemmOptions::cost_model: the same work on that hardware
 };
 
 class DeviceGemm {
@@ -97,6 +103,7 @@ class DeviceGemm {
   Device& device_;
   GemmOptions options_;
   uint32_t K_ = 0, N_ = 0;
+  Tiling tiling_;
   std::vector<uint32_t> block_sizes_;
   std::vector<std::shared_ptr<LoadedDesign>> designs_;  // parallel to block_sizes_
   std::unique_ptr<BufferObject> w_bo_, a_bo_, c_bo_;

@@ -17,9 +17,12 @@ struct ProbeOptions {
   std::string designs_dir;     // empty: the default design cache directory
   std::string lock_path;       // empty: the default device lock file
   uint32_t seed = 1;           // operands are a pure function of (K, N, seed)
+  std::string cost_model;      // empty, "xdna1", "xdna2" or a cost file: also report each device
+                               // call's modelled time on that hardware (npu/cost_model.h)
 };
 
-// Invalid options (a zero or too large dimension, no rows, repeat 0, an unknown device name).
+// Invalid options (a zero or too large dimension, no rows, repeat 0, an unknown device name,
+// a cost model that is not a generation or a valid cost file).
 struct ProbeOptionError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };

@@ -38,12 +38,14 @@ struct CallBuffers {
 
 // Opens the device and sets the group's device leg up, recording what happened in info; on
 // failure info.error says why and nullptr is returned.
-std::unique_ptr<SessionDevice> open_device(const ProbeOptions& options, const ProbeOperands& ops, FusedGroup& group,
-                                           Counters& counters, DeviceInfo& info) {
+std::unique_ptr<SessionDevice> open_device(const ProbeOptions& options, const std::optional<npu::CostModel>& cost_model,
+                                           const ProbeOperands& ops, FusedGroup& group, Counters& counters,
+                                           DeviceInfo& info) {
   EpOptions settings;
   settings.device = options.device;
   settings.designs_dir = options.designs_dir;
   settings.device_lock = "session";  // held from the first call on: a probe measures the device, not contention
+  settings.cost_model = cost_model;
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<SessionDevice> device;
   try {
@@ -68,6 +70,14 @@ std::unique_ptr<SessionDevice> open_device(const ProbeOptions& options, const Pr
   return device;
 }
 
+// The option's cost model, read once; a bad one is an option error.
+std::optional<npu::CostModel> probe_cost_model(const ProbeOptions& options) {
+  if (options.cost_model.empty()) return std::nullopt;
+  npu::Result<npu::CostModel> model = npu::load_cost_model(options.cost_model);
+  if (!model) throw ProbeOptionError("cost model '" + options.cost_model + "': " + model.error().reason);
+  return *model;
+}
+
 }  // namespace
 
 ProbeResult run_probe(const ProbeOptions& options) {
@@ -79,6 +89,8 @@ ProbeResult run_probe(const ProbeOptions& options) {
   result.seed = options.seed;
   result.host_kernel = selected_kernel_name();
   result.device.requested = options.device;
+  const std::optional<npu::CostModel> cost_model = probe_cost_model(options);
+  if (cost_model) result.device.cost_model = cost_model->generation;
 
   const uint32_t max_rows = *std::max_element(options.rows.begin(), options.rows.end());
   const ProbeOperands ops = make_operands(options.K, options.N, max_rows, options.seed);
@@ -95,7 +107,7 @@ ProbeResult run_probe(const ProbeOptions& options) {
     result.device.selected = npu::device_kind_name(choice->kind);
     result.device.reason = choice->reason;
     if (choice->kind != npu::DeviceKind::kNone)
-      device = open_device(options, ops, group, device_counters, result.device);
+      device = open_device(options, cost_model, ops, group, device_counters, result.device);
   }
 
   // The host route: no device, one thread. The device route: every call tried on the device.
@@ -154,7 +166,9 @@ ProbeResult run_probe(const ProbeOptions& options) {
       d.a_bytes = stats.a_bytes_synced;
       d.c_bytes = stats.c_bytes_synced;
       d.c_whole = stats.c_whole;
+      d.modelled = stats.modelled;  // the same for every call of these rows
       r.ratio = d.total.median_ms > 0 ? r.host.median_ms / d.total.median_ms : 0.0;
+      if (d.modelled) r.modelled_ratio = r.host.median_ms / (d.modelled->total_us() / 1e3);
       r.device = d;
       r.exact = exact;
     }

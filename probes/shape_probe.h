@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "npu/cost_model.h"
 #include "probes/probe_options.h"
 #include "probes/spread.h"
 
@@ -27,6 +28,7 @@ struct DeviceRowsResult {
   uint64_t a_bytes = 0;      // synced per call
   uint64_t c_bytes = 0;      // synced per call
   bool c_whole = false;      // whole-BO C syncs (NPU_NO_C_NARROW / NPU_DBG)
+  std::optional<npu::ModelledCall> modelled;  // with a cost model: the call on that hardware
 };
 
 struct RowsResult {
@@ -34,6 +36,7 @@ struct RowsResult {
   Spread host;
   std::optional<DeviceRowsResult> device;  // absent without a device or after a device error
   std::optional<double> ratio;             // host median / device median
+  std::optional<double> modelled_ratio;    // host median / modelled device time (with a cost model)
   std::optional<bool> exact;               // device accumulators == host accumulators, every call
 };
 
@@ -49,6 +52,7 @@ struct DeviceInfo {
   uint32_t designs_loaded = 0;
   uint64_t weight_bytes = 0;
   double setup_ms = 0;     // designs + weight upload, once
+  std::string cost_model;  // the modelled generation (CostModel::generation), empty without one
 };
 
 struct ProbeResult {

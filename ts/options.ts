@@ -33,6 +33,12 @@ export interface OnebitOptions {
    * Default false.
    */
   trace?: boolean | string;
+  /**
+   * 'xdna1', 'xdna2' or a cost file (*.json): every device call also reports its MODELLED time on
+   * that XDNA generation (in the trace and `ep-trace`), and the emulated array plans its blocks as
+   * that hardware would. See docs/cost-model.md.
+   */
+  costModel?: string;
 }
 
 /** The entry for `executionProviders`: `{ name: 'onebit', ...OnebitOptions }`. */
@@ -119,6 +125,10 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
         throw new OnebitOptionError(
           `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (absolute, starting with ./ or ../, or ending in .json)`,
         );
+    } else if (key === 'costModel') {
+      if (value === 'xdna1' || value === 'xdna2') options.costModel = value;
+      else if (typeof value === 'string' && value.endsWith('.json')) options.costModel = nonEmptyPath(key, value, 'a cost file');
+      else throw new OnebitOptionError(`onebit option costModel=${JSON.stringify(value)} is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json`);
     } else {
       throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`);
     }
@@ -135,6 +145,7 @@ export function providerOptions(options: OnebitOptions): [string, string][] {
   if (options.routes !== undefined) pairs.push(['routes', options.routes]);
   if (options.deviceLock !== undefined) pairs.push(['device_lock', options.deviceLock]);
   if (options.deviceTimeoutMs !== undefined) pairs.push(['device_timeout_ms', String(options.deviceTimeoutMs)]);
+  if (options.costModel !== undefined) pairs.push(['cost_model', options.costModel]);
   if (options.trace !== undefined) pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
   return pairs;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-shape probe (native code in probes/, run off the JS thread): host gemm_q8 against the
 // whole device path per call, for one GEMM shape and a list of rows values.
+import path from 'node:path';
+
 import { type OnebitCounters, toCounters } from './counters.js';
 import { OnebitOptionError, fromNativeError } from './errors.js';
 import { loadAddon, nativeConstants } from './native.js';
@@ -30,6 +32,22 @@ export interface ProbeOptions {
   lockPath?: string;
   /** Operands are a pure function of (K, N, seed); default 1. */
   seed?: number;
+  /**
+   * 'xdna1', 'xdna2' or a cost file (*.json): each device rows value also gets its MODELLED time
+   * on that XDNA generation (docs/cost-model.md); blocks are planned as that hardware would.
+   */
+  costModel?: string;
+}
+
+/** A device call's time on the cost model's hardware: modelled, not measured. */
+export interface ModelledTiming {
+  totalMs: number;
+  /** A to the device and C back: per sync and per byte. */
+  syncMs: number;
+  /** Launch overhead of every launch. */
+  launchMs: number;
+  /** The array: compute or DRAM traffic, the larger per launch. */
+  arrayMs: number;
 }
 
 export interface DeviceRowsTiming extends Spread {
@@ -44,6 +62,8 @@ export interface DeviceRowsTiming extends Spread {
   cBytes: number;
   /** C synced as the whole buffer (NPU_NO_C_NARROW / NPU_DBG) rather than rows × N × 4 bytes. */
   cWhole: boolean;
+  /** The same calls' modelled time with a cost model, else null. */
+  modelled: ModelledTiming | null;
 }
 
 export interface ProbeRowsResult {
@@ -54,6 +74,8 @@ export interface ProbeRowsResult {
   device: DeviceRowsTiming | null;
   /** host median / device median; > 1 means the device is faster. */
   ratio: number | null;
+  /** host median / modelled device time, with a cost model; > 1: the modelled device is faster. */
+  modelledRatio: number | null;
   /** Device and host accumulators (and outputs) identical on every call; null without a device. */
   exact: boolean | null;
 }
@@ -81,6 +103,8 @@ export interface ProbeResult {
     designsLoaded: number;
     weightBytes: number;
     setupMs: number;
+    /** The modelled generation (the cost model's name), or null without one. */
+    costModel: string | null;
   };
   rows: ProbeRowsResult[];
   /**
@@ -115,6 +139,12 @@ export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
       throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use ${quotedList(deviceOptions)}`);
     checked.device = options.device;
   }
+  if (options.costModel !== undefined) {
+    const model = options.costModel;
+    if (model === 'xdna1' || model === 'xdna2') checked.costModel = model;
+    else if (typeof model === 'string' && model.endsWith('.json')) checked.costModel = path.resolve(model);
+    else throw new OnebitOptionError(`probe option costModel=${JSON.stringify(model)} is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json`);
+  }
   for (const key of ['designsDir', 'lockPath'] as const) {
     const value = options[key];
     if (value === undefined) continue;
@@ -137,7 +167,12 @@ export async function probe(options: ProbeOptions): Promise<ProbeResult> {
   }
 }
 
-/** The route a routes file records for a probed rows value: the device where its median is lower. */
-export function fasterRoute(row: ProbeRowsResult): 'host' | 'device' {
-  return row.device !== null && row.device.medianMs < row.host.medianMs ? 'device' : 'host';
+/**
+ * The route a routes file records for a probed rows value: the device where its median is lower
+ * than the host's, or, on 'modelled', where its modelled time is.
+ */
+export function fasterRoute(row: ProbeRowsResult, on: 'measured' | 'modelled' = 'measured'): 'host' | 'device' {
+  if (row.device === null) return 'host';
+  const device = on === 'modelled' ? row.device.modelled?.totalMs : row.device.medianMs;
+  return device !== undefined && device < row.host.medianMs ? 'device' : 'host';
 }

@@ -28,6 +28,10 @@ export interface TraceCall {
   aBytes: number;
   cBytes: number;
   cWhole: boolean;
+  /** A device call: its device part as measured (A upload + launches + C sync), in µs; else null. */
+  deviceUs: number | null;
+  /** A device call under a cost model: that part's MODELLED time on that hardware, in µs; else null. */
+  modelledUs: number | null;
 }
 
 export interface TraceGroupSummary {
@@ -44,6 +48,9 @@ export interface TraceGroupSummary {
   cBytes: number;
   /** Calls per routing reason, e.g. { "rows<min_device_rows": 3, device: 12 }. */
   reasons: Record<string, number>;
+  /** Device calls under a cost model: their MODELLED time on that hardware, total and median per call; else null. */
+  modelledTotalMs: number | null;
+  modelledMedianMs: number | null;
 }
 
 export interface TraceSummary {
@@ -52,6 +59,8 @@ export interface TraceSummary {
   groups: TraceGroupSummary[];
   counters: OnebitCounters | null;
   droppedEvents: number;
+  /** The generation the modelled times are for (the session's cost_model option), else null. */
+  costModel: string | null;
 }
 
 function fail(file: string, what: string): never {
@@ -64,7 +73,7 @@ function num(file: string, where: string, value: unknown): number {
 }
 
 /** Reads a trace file's calls and counters; throws TraceFileError saying what is wrong with it. */
-export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitCounters | null; droppedEvents: number } {
+export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitCounters | null; droppedEvents: number; costModel: string | null } {
   if (!existsSync(file)) throw new TraceFileError(file, `no such trace file: ${file} (write one with ONEBIT_EP_TRACE=<file> or the option trace: '<file>')`);
   if (!statSync(file).isFile()) throw new TraceFileError(file, `${file} is not a file`);
   let doc: unknown;
@@ -99,6 +108,8 @@ export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitC
       aBytes: args.a_bytes === undefined ? 0 : num(file, `${where}.args.a_bytes`, args.a_bytes),
       cBytes: args.c_bytes === undefined ? 0 : num(file, `${where}.args.c_bytes`, args.c_bytes),
       cWhole: args.c_whole === true,
+      deviceUs: args.device_us === undefined ? null : num(file, `${where}.args.device_us`, args.device_us),
+      modelledUs: args.modelled_us === undefined ? null : num(file, `${where}.args.modelled_us`, args.modelled_us),
     });
   });
   const other = (doc as { otherData?: Record<string, unknown> }).otherData;
@@ -110,7 +121,9 @@ export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitC
     counters = toCounters(raw as Record<string, number>);
   }
   const dropped = other?.dropped_events;
-  return { calls, counters, droppedEvents: typeof dropped === 'number' ? dropped : 0 };
+  const model = other?.cost_model;
+  if (model !== undefined && typeof model !== 'string') fail(file, `otherData.cost_model must be a string, got ${JSON.stringify(model)}`);
+  return { calls, counters, droppedEvents: typeof dropped === 'number' ? dropped : 0, costModel: model ?? null };
 }
 
 function median(values: number[]): number {
@@ -122,7 +135,7 @@ function median(values: number[]): number {
 
 /** Per (shape, route): calls, rows, time (total and median per call), launches, bytes synced. */
 export function summarizeTrace(file: string): TraceSummary {
-  const { calls, counters, droppedEvents } = readTrace(file);
+  const { calls, counters, droppedEvents, costModel } = readTrace(file);
   const groups = new Map<string, { K: number; N: number; route: 'host' | 'device'; calls: TraceCall[] }>();
   for (const c of calls) {
     const key = `${c.K}x${c.N} ${c.route}`;
@@ -135,6 +148,7 @@ export function summarizeTrace(file: string): TraceSummary {
     .map((g): TraceGroupSummary => {
       const reasons: Record<string, number> = {};
       for (const c of g.calls) reasons[c.reason] = (reasons[c.reason] ?? 0) + 1;
+      const modelled = g.calls.flatMap((c) => (c.modelledUs === null ? [] : [c.modelledUs]));
       return {
         shape: `${g.K}x${g.N}`,
         K: g.K,
@@ -148,7 +162,9 @@ export function summarizeTrace(file: string): TraceSummary {
         aBytes: g.calls.reduce((s, c) => s + c.aBytes, 0),
         cBytes: g.calls.reduce((s, c) => s + c.cBytes, 0),
         reasons,
+        modelledTotalMs: modelled.length ? modelled.reduce((s, us) => s + us, 0) / 1000 : null,
+        modelledMedianMs: modelled.length ? median(modelled) / 1000 : null,
       };
     });
-  return { file, events: calls.length, groups: summaries, counters, droppedEvents };
+  return { file, events: calls.length, groups: summaries, counters, droppedEvents, costModel };
 }

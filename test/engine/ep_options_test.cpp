@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -35,6 +36,7 @@ TEST_F(EpOptionsTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_FALSE(o.trace);
   EXPECT_TRUE(o.trace_file.empty());
   EXPECT_TRUE(o.routes.empty());
+  EXPECT_FALSE(o.cost_model.has_value());
 }
 
 TEST_F(EpOptionsTest, EveryKeyIsRead) {
@@ -45,7 +47,8 @@ TEST_F(EpOptionsTest, EveryKeyIsRead) {
                                         {"device_lock", "session"},
                                         {"device_timeout_ms", "250"},
                                         {"trace", "/tmp/t.json"},
-                                        {"session_id", "s1"}});
+                                        {"session_id", "s1"},
+                                        {"cost_model", "xdna2"}});
   EXPECT_EQ(o.device, "emu");
   EXPECT_EQ(o.min_device_rows, 0);
   EXPECT_EQ(o.designs_dir, "/d");
@@ -55,6 +58,26 @@ TEST_F(EpOptionsTest, EveryKeyIsRead) {
   EXPECT_TRUE(o.trace);
   EXPECT_EQ(o.trace_file, "/tmp/t.json");
   EXPECT_EQ(o.session_id, "s1");
+  ASSERT_TRUE(o.cost_model.has_value());
+  EXPECT_EQ(o.cost_model->generation, "xdna2");
+  EXPECT_EQ(o.cost_model->int8_tops, 38.05);
+}
+
+TEST_F(EpOptionsTest, BadCostModelNamesTheOptionAndTheReason) {
+  const std::string unknown = error_of({{"cost_model", "xdna9"}});
+  EXPECT_NE(unknown.find("cost_model='xdna9'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("unknown device generation"), std::string::npos) << unknown;
+  const std::string path = ::testing::TempDir() + "ep_options_cost.json";
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs(R"({"generation": "g", "launch_us": 50})", f);
+  fclose(f);
+  const std::string incomplete = error_of({{"cost_model", path}});
+  remove(path.c_str());
+  EXPECT_NE(incomplete.find("cost_model="), std::string::npos) << incomplete;
+  EXPECT_NE(incomplete.find("missing key \"sync_call_us\""), std::string::npos) << incomplete;
+  const std::string missing = error_of({{"cost_model", "/nonexistent/cost.json"}});
+  EXPECT_NE(missing.find("cannot read cost file /nonexistent/cost.json"), std::string::npos) << missing;
 }
 
 TEST_F(EpOptionsTest, UnknownKeyListsTheValidOnes) {

@@ -162,5 +162,48 @@ TEST(Spread, MedianMinMax) {
   EXPECT_EQ(spread_of({}).max_ms, 0);
 }
 
+TEST_F(ShapeProbe, ACostModelGivesTheModelledTimeOfEachRowsValue) {
+  ProbeOptions o = options(1024, 1024);
+  o.rows = {1, 12};
+  o.cost_model = "xdna1";
+  const ProbeResult r = run_probe(o);
+  EXPECT_EQ(r.device.cost_model, "xdna1");
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const RowsResult& row : r.rows) {
+    SCOPED_TRACE("rows " + std::to_string(row.rows));
+    ASSERT_TRUE(row.device.has_value());
+    ASSERT_TRUE(row.device->modelled.has_value());
+    const double expected = npu::model_rows(*npu::cost_model_for("xdna1"), 1024, 1024, row.rows,
+                                            std::vector<uint32_t>{32, 4}).total_us();
+    EXPECT_DOUBLE_EQ(row.device->modelled->total_us(), expected);
+    ASSERT_TRUE(row.modelled_ratio.has_value());
+    EXPECT_NEAR(*row.modelled_ratio, row.host.median_ms / (expected / 1e3), 1e-12);
+    EXPECT_TRUE(row.exact.value_or(false));
+  }
+  EXPECT_EQ(r.rows[1].device->launches, 1u);  // 12 rows: one m32 launch as XDNA would run it
+}
+
+TEST_F(ShapeProbe, ABadCostModelIsAnOptionError) {
+  ProbeOptions o = options(64, 48);
+  o.cost_model = "xdna7";
+  EXPECT_THROW(run_probe(o), ProbeOptionError);
+  o.cost_model = tmp_.file("missing.json");
+  try {
+    run_probe(o);
+    ADD_FAILURE() << "no error";
+  } catch (const ProbeOptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ShapeProbe, WithoutACostModelNothingIsModelled) {
+  const ProbeResult r = run_probe(options(64, 48));
+  EXPECT_EQ(r.device.cost_model, "");
+  for (const RowsResult& row : r.rows) {
+    EXPECT_FALSE(row.device->modelled.has_value());
+    EXPECT_FALSE(row.modelled_ratio.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace onebit::probes

@@ -108,6 +108,29 @@ describe('device path (emu) through the Node API', () => {
     expect(summary.counters).toMatchObject({ qdqRuns: calls, deviceCalls: calls, deviceLaunches: groups * launchesPerGroup });
   });
 
+  it('with costModel, the trace carries each device call\'s modelled time and ep-trace labels it', async () => {
+    const trace = path.join(tmp, 'modelled-trace.json');
+    await runAll({ device: 'emu', minDeviceRows: 1, trace, designsDir, costModel: 'xdna1' });
+    const { calls, costModel } = pkg.readTrace(trace);
+    expect(costModel).toBe('xdna1');
+    expect(calls).toHaveLength(groups * rowsList.length);
+    for (const c of calls) {
+      expect(c.route).toBe('device');
+      expect(c.modelledUs).not.toBeNull();
+      expect(c.deviceUs).toBeGreaterThan(0);
+      expect(c.deviceUs).toBeLessThanOrEqual(c.durUs + 1); // a part of the call (dur is whole µs)
+      if (c.rows !== 1) continue;
+      // One row on xdna1 by hand: two syncs of 10 µs + (K + 4N) bytes at 20 GB/s, a 50 µs launch,
+      // one m4 launch streaming the K×N weights + 4 rows of A and C at 51.2 GB/s (these shapes
+      // fill the design's tiles exactly).
+      const expected = 20 + (c.K + 4 * c.N) / 20e3 + 50 + (c.K * c.N + 4 * c.K + 16 * c.N) / 51.2e3;
+      expect(c.modelledUs).toBeCloseTo(expected, 2);
+    }
+    const ran = runNode([path.join(repoRoot, 'dist', 'cli', 'ep_trace.js'), trace]);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/modelled total ms \(xdna1\)/);
+  });
+
   it('keeps the shapes a routes file gives to the host on the host', async () => {
     const routes = path.join(tmp, 'routes.txt');
     writeFileSync(routes, '# q projection: host from 1 row, down projection: device from 32 rows\n1024 2048 1 host\n3072 1024 32 device\n3072 1024 1 host\n');

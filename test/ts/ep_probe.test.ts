@@ -38,9 +38,9 @@ describe('ep-probe', () => {
   it('prints the JSON document: shape, device, per-rows host and device timings, exact', () => {
     const report = probeJson(small);
     expect(Object.keys(report).sort()).toEqual(
-      ['K', 'N', 'device', 'deviceCounters', 'deviceTimings', 'hostKernel', 'hostThreads', 'repeat', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
+      ['K', 'N', 'device', 'deviceCounters', 'deviceTimings', 'hostKernel', 'hostThreads', 'modelledDeviceWinsFromRows', 'repeat', 'routesChosenOn', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
     );
-    expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null });
+    expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null, routesChosenOn: 'measured', modelledDeviceWinsFromRows: null });
     expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(report.hostKernel);
     expect(report.device).toMatchObject({
       requested: 'emu',
@@ -52,14 +52,17 @@ describe('ep-probe', () => {
       designsDir: path.join(tmp, 'cache', 'onebit-ep', 'designs'),
       designsBuilt: 2, // m32 and m4, into the fresh cache
       designsLoaded: 2,
+      costModel: null,
     });
     expect(report.device.weightBytes).toBeGreaterThanOrEqual(64 * 48);
     expect(report.rows.map((r: { rows: number }) => r.rows)).toEqual([1, 4, 36]);
     const launches = [1, 1, 2]; // 1 and 4 rows: one m4 launch; 36 = m32 + m4
     report.rows.forEach((r: Record<string, any>, i: number) => {
-      expect(Object.keys(r).sort()).toEqual(['device', 'exact', 'host', 'ratio', 'route', 'rows']);
+      expect(Object.keys(r).sort()).toEqual(['device', 'exact', 'host', 'modelledRatio', 'ratio', 'route', 'rows']);
       expectSpread(r.host);
-      expectSpread(r.device, ['aBytes', 'breakdown', 'cBytes', 'cWhole', 'launches', 'paddedRows']);
+      expectSpread(r.device, ['aBytes', 'breakdown', 'cBytes', 'cWhole', 'launches', 'modelled', 'paddedRows']);
+      expect(r.device.modelled).toBeNull();
+      expect(r.modelledRatio).toBeNull();
       for (const part of ['upload', 'launchWait', 'cSync', 'epilogue']) expectSpread(r.device.breakdown[part]);
       expect(r.device).toMatchObject({ launches: launches[i], aBytes: r.rows * 64, cBytes: r.rows * 48 * 4, cWhole: false });
       expect(r.device.paddedRows).toBe(i === 0 ? 3 : 0);
@@ -136,6 +139,50 @@ describe('ep-probe', () => {
     const none = runNode([cli, ...small, '--device', 'none', '--save-routes', path.join(tmp, 'none.txt')], repoRoot, env);
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/--save-routes needs device timings for every rows value; device none: nothing saved/);
+  });
+
+  it('--model adds the modelled device time per rows value, the rows it wins from, and routes chosen on it', () => {
+    const file = path.join(tmp, 'modelled-routes.txt');
+    const args = ['--shape', '1024x1024', '--rows', '1,64', '--repeat', '2', '--model', 'xdna1'];
+    const report = probeJson([...args, '--save-routes', file]);
+    expect(report.device.costModel).toBe('xdna1');
+    expect(report.routesChosenOn).toBe('modelled');
+    for (const r of report.rows) {
+      const m = r.device.modelled;
+      expect(Object.keys(m).sort()).toEqual(['arrayMs', 'launchMs', 'syncMs', 'totalMs']);
+      expect(m.totalMs).toBeCloseTo(m.syncMs + m.launchMs + m.arrayMs, 12);
+      expect(r.modelledRatio).toBeCloseTo(r.host.medianMs / m.totalMs, 9);
+      expect(r.route).toBe(m.totalMs < r.host.medianMs ? 'device' : 'host');
+      expect(r.exact).toBe(true);
+    }
+    // 1 row on xdna1, by hand (test/npu/cost_model_test.cpp): 2 × 10 µs + 5120 B at 20 GB/s, a
+    // 50 µs launch, one m4 launch streaming 1 MiB + 20 KiB at 51.2 GB/s.
+    expect(report.rows[0].device.modelled.totalMs).toBeCloseTo(0.091136, 6);
+    expect(report.rows[0].device.modelled.launchMs).toBeCloseTo(0.05, 12);
+    expect(report.rows[1].device.modelled.launchMs).toBeCloseTo(0.1, 12); // 64 rows: two m32 launches
+    const wins = report.rows.filter((r: { route: string }) => r.route === 'device').map((r: { rows: number }) => r.rows);
+    expect(report.modelledDeviceWinsFromRows).toBe(wins.includes(1) ? 1 : wins.includes(64) ? 64 : null);
+    expect(readFileSync(file, 'utf8')).toMatch(/^# 1024x1024 from ep-probe on emu \(routes chosen on MODELLED xdna1 device times against host times measured on this CPU\)/m);
+
+    const text = runNode([cli, ...args], repoRoot, env);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +device ms \(modelled xdna1\) +host\/modelled +A upload/);
+    expect(text.stdout).toMatch(/modelled xdna1: device time on that NPU from a cost model .* not measured; host times are measured on this CPU/);
+    expect(text.stdout).toMatch(/faster: chosen on the modelled device time/);
+  });
+
+  it('--model: a bad cost file is an error naming the key; without a device it is a usage error', () => {
+    const file = path.join(tmp, 'cost.json');
+    writeFileSync(file, '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50}');
+    const bad = runNode([cli, ...small, '--model', file], repoRoot, env);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/cost.json: missing key "int8_tops"/);
+    const none = runNode([cli, ...small, '--device', 'none', '--model', 'xdna2'], repoRoot, env);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/--model models the device calls: use it with --device emu/);
+    const unknown = runNode([cli, ...small, '--model', 'xdna9'], repoRoot, env);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/--model takes xdna1, xdna2 or a cost file ending in .json, got 'xdna9'/);
   });
 
   it('says what is wrong with its arguments', () => {

@@ -46,11 +46,11 @@ describe('ep-trace', () => {
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     const s = JSON.parse(ran.stdout);
-    expect(s).toMatchObject({ file, events: 6, droppedEvents: 0 });
+    expect(s).toMatchObject({ file, events: 6, droppedEvents: 0, costModel: null });
     expect(s.groups).toEqual([
-      { shape: '64x48', K: 64, N: 48, route: 'device', calls: 3, rowsTotal: 76, totalMs: 0.9, medianMs: 0.3, launches: 5, aBytes: 76 * 64, cBytes: 76 * 48 * 4, reasons: { device: 3 } },
-      { shape: '64x48', K: 64, N: 48, route: 'host', calls: 2, rowsTotal: 3, totalMs: 0.06, medianMs: 0.03, launches: 0, aBytes: 0, cBytes: 0, reasons: { 'rows<min_device_rows': 1, 'device-busy': 1 } },
-      { shape: '1024x2048', K: 1024, N: 2048, route: 'host', calls: 1, rowsTotal: 8, totalMs: 1, medianMs: 1, launches: 0, aBytes: 0, cBytes: 0, reasons: { routes: 1 } },
+      { shape: '64x48', K: 64, N: 48, route: 'device', calls: 3, rowsTotal: 76, totalMs: 0.9, medianMs: 0.3, launches: 5, aBytes: 76 * 64, cBytes: 76 * 48 * 4, reasons: { device: 3 }, modelledTotalMs: null, modelledMedianMs: null },
+      { shape: '64x48', K: 64, N: 48, route: 'host', calls: 2, rowsTotal: 3, totalMs: 0.06, medianMs: 0.03, launches: 0, aBytes: 0, cBytes: 0, reasons: { 'rows<min_device_rows': 1, 'device-busy': 1 }, modelledTotalMs: null, modelledMedianMs: null },
+      { shape: '1024x2048', K: 1024, N: 2048, route: 'host', calls: 1, rowsTotal: 8, totalMs: 1, medianMs: 1, launches: 0, aBytes: 0, cBytes: 0, reasons: { routes: 1 }, modelledTotalMs: null, modelledMedianMs: null },
     ]);
     expect(s.counters).toMatchObject({ qdqRuns: 6, groups: 2, hostRowsPolicy: 1, deviceBusy: 1, hostRoutes: 1, deviceCalls: 3, deviceLaunches: 5, deviceFallbacks: 0 });
   });
@@ -63,6 +63,37 @@ describe('ep-trace', () => {
     expect(ran.stdout).toMatch(/^64x48 +device +3 +76 +0\.900 +0\.300 +5 +4\.8 KiB +14\.3 KiB +device=3$/m);
     expect(ran.stdout).toMatch(/^64x48 +host +2 +3 +0\.060 +0\.030 +0 +0 B +0 B +rows<min_device_rows=1 device-busy=1$/m);
     expect(ran.stdout).toMatch(/^counters: qdqRuns=6 groups=2 hostRowsPolicy=1 hostRoutes=1 deviceFallbacks=0 deviceBusy=1 deviceBreakerSkips=0 deviceCalls=3 deviceLaunches=5 /m);
+  });
+
+  it('shows the modelled device time per shape when the session had a cost model, labelled as modelled', () => {
+    const modelled = {
+      traceEvents: [
+        { ...event(64, 48, 36, 'device', 'device', 0, 300, 2), args: { ...event(64, 48, 36, 'device', 'device', 0, 300, 2).args, modelled_us: 120.5 } },
+        { ...event(64, 48, 4, 'device', 'device', 400, 100, 1), args: { ...event(64, 48, 4, 'device', 'device', 400, 100, 1).args, modelled_us: 80 } },
+        { ...event(64, 48, 8, 'device', 'device', 600, 100, 1), args: { ...event(64, 48, 8, 'device', 'device', 600, 100, 1).args, modelled_us: 90 } },
+        event(64, 48, 1, 'host', 'rows<min_device_rows', 800, 20),
+      ],
+      otherData: { onebit: { qdq_runs: 4 }, cost_model: 'xdna1' },
+    };
+    const target = path.join(tmp, 'modelled.json');
+    writeFileSync(target, JSON.stringify(modelled));
+    const s = pkg.summarizeTrace(target);
+    expect(s.costModel).toBe('xdna1');
+    expect(s.groups.map((g: { route: string; modelledTotalMs: number | null; modelledMedianMs: number | null }) => [g.route, g.modelledTotalMs, g.modelledMedianMs])).toEqual([
+      ['device', 0.2905, 0.09],
+      ['host', null, null],
+    ]);
+    const ran = runNode([cli, target]);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/^shape +route +calls +rows +total ms +median ms +modelled total ms \(xdna1\) +modelled median ms +launches/m);
+    expect(ran.stdout).toMatch(/^64x48 +device +3 +48 +0\.500 +0\.100 +0\.29[01] +0\.090 +4 /m);
+    expect(ran.stdout).toMatch(/^64x48 +host +1 +1 +0\.020 +0\.020 +- +- +0 /m);
+    expect(ran.stdout).toMatch(/modelled: the device part of device calls \(A upload, launches, C sync\) on xdna1, from the cost model .* not measured/);
+    const bad = path.join(tmp, 'bad-modelled.json');
+    writeFileSync(bad, JSON.stringify({ traceEvents: [{ ...event(8, 8, 1, 'device', 'device', 0, 1), args: { ...event(8, 8, 1, 'device', 'device', 0, 1).args, modelled_us: 'fast' } }] }));
+    const failed = runNode([cli, bad]);
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toMatch(/traceEvents\[0\].args.modelled_us must be a number >= 0, got "fast"/);
   });
 
   it('gives a clear error for a missing or malformed file', () => {

@@ -15,15 +15,23 @@ const registerScript = "try { require('onebit-ep').onebit.register(); console.lo
 
 describe('option errors', () => {
   it.each([
-    [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace$/],
+    [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel$/],
     [{ name: 'onebit', min_device_rows: 4 }, /did you mean 'minDeviceRows'/],
     [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto', 'emu' or 'none'/],
     [{ name: 'onebit', minDeviceRows: -1 }, /minDeviceRows=-1 is invalid: use an integer >= 0/],
     [{ name: 'onebit', trace: 'yes' }, /trace="yes" is invalid: use true, false, or a trace file path/],
+    [{ name: 'onebit', costModel: 'tpu' }, /costModel="tpu" is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json/],
   ])('%j', async (entry, message) => {
     const attempt = ort.InferenceSession.create(group.bytes, { executionProviders: [entry as never] });
     await expect(attempt).rejects.toThrow(pkg.OnebitOptionError);
     await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('an incomplete cost file fails session creation naming the key', async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'onebit-cost-')), 'cost.json');
+    writeFileSync(file, '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "int8_tops": 6}');
+    const attempt = ort.InferenceSession.create(group.bytes, { executionProviders: [{ name: 'onebit', device: 'none', costModel: file } as never] });
+    await expect(attempt).rejects.toThrow(/cost_model=.*cost.json: missing key "dram_gbps"/);
   });
 
   it('bad session options', async () => {

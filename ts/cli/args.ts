@@ -28,6 +28,10 @@ stack and model file options:
   --warmup N         untimed runs before timing (default 1)
   --repeat N         timed runs per length and EP (default 5)
   --layers N         layers of the stack (default 2; 28 = the full 196 groups)
+  --cost-model xdna1|xdna2|FILE.json
+                     with --device emu: also run the host arm and the device arm with the
+                     route policy on and off, and report the device arm's MODELLED time per
+                     phase on that XDNA generation (docs/cost-model.md)
 
 common options:
   --threads N        ORT intra-op threads for every arm (default 1)
@@ -58,6 +62,7 @@ export interface RunArgs {
   device: 'auto' | 'emu' | 'none';
   /** null: all of smollm2's layers, 2 of the stack. */
   layers: number | null;
+  costModel?: string;
   json: boolean;
   help: boolean;
 }
@@ -115,11 +120,21 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         args.device = deviceOption(device);
         break;
       }
+      case '--cost-model': {
+        const model = value();
+        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
+          throw new UsageError(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
+        args.costModel = model;
+        break;
+      }
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
         setModel(flag);
     }
   }
+  if (args.costModel !== undefined && args.device !== 'emu') throw new UsageError('--cost-model models the emulated device: use it with --device emu');
+  if (args.costModel !== undefined && args.model === 'smollm2')
+    throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
   if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;

@@ -25,9 +25,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const result = await probe({ K: args.K, N: args.N, rows: args.rows, repeat: args.repeat, device: args.device, designsDir: args.designsDir, seed: args.seed });
+    const result = await probe({ K: args.K, N: args.N, rows: args.rows, repeat: args.repeat, device: args.device, designsDir: args.designsDir, seed: args.seed, costModel: args.model });
     let routesFile: string | null = null;
-    let report = toReport(result, null);
+    const on = result.device.costModel !== null ? 'modelled' : 'measured';
+    let report = toReport(result, null, on);
     if (args.saveRoutes !== undefined) {
       if (report.rows.some((r) => r.device === null)) {
         process.stdout.write(`${args.json ? JSON.stringify(report, null, 2) : formatProbe(report)}\n`);
@@ -35,13 +36,15 @@ async function main(argv: string[]): Promise<number> {
         return 1;
       }
       routesFile = path.resolve(args.saveRoutes);
-      const label = report.deviceTimings === 'emulated' ? ' (emulated timings)' : '';
+      const label = on === 'modelled'
+        ? ` (routes chosen on MODELLED ${result.device.costModel} device times against host times measured on this CPU)`
+        : report.deviceTimings === 'emulated' ? ' (emulated timings)' : '';
       saveRoutes(
         routesFile,
         report.rows.map((r) => ({ K: result.K, N: result.N, rows: r.rows, route: r.route })),
         `# ${report.shape} from ep-probe on ${result.device.name}${label}, ${result.repeat} calls per rows, ${new Date().toISOString().slice(0, 10)}`,
       );
-      report = toReport(result, routesFile);
+      report = toReport(result, routesFile, on);
     }
     process.stdout.write(`${args.json ? JSON.stringify(report, null, 2) : formatProbe(report)}\n`);
     if (report.rows.some((r) => r.exact === false)) {

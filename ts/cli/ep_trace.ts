@@ -8,7 +8,8 @@ export const TRACE_USAGE = `usage: ep-trace <trace.json> [--json]
 
 Summarises a trace file written by the onebit EP (ONEBIT_EP_TRACE=<file>, or the option
 trace: '<file>') per GEMM shape and route: calls, rows, total and median time per call,
-launches, bytes synced, routing reasons; then the session's counters.
+launches, bytes synced, routing reasons; then the session's counters. A session with the
+option costModel also shows each device group's MODELLED time on that XDNA generation.
 
 options:
   --json   print one JSON object instead of the table
@@ -18,8 +19,14 @@ function bytes(n: number): string {
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 }
 
+function msOrDash(v: number | null): string {
+  return v === null ? '-' : v.toFixed(3);
+}
+
 export function formatTrace(s: TraceSummary): string {
-  const header = ['shape', 'route', 'calls', 'rows', 'total ms', 'median ms', 'launches', 'A synced', 'C synced', 'reasons'];
+  const model = s.costModel;
+  const modelHeader = model !== null ? [`modelled total ms (${model})`, 'modelled median ms'] : [];
+  const header = ['shape', 'route', 'calls', 'rows', 'total ms', 'median ms', ...modelHeader, 'launches', 'A synced', 'C synced', 'reasons'];
   const rows = s.groups.map((g) => [
     g.shape,
     g.route,
@@ -27,16 +34,19 @@ export function formatTrace(s: TraceSummary): string {
     String(g.rowsTotal),
     g.totalMs.toFixed(3),
     g.medianMs.toFixed(3),
+    ...(model !== null ? [msOrDash(g.modelledTotalMs), msOrDash(g.modelledMedianMs)] : []),
     String(g.launches),
     bytes(g.aBytes),
     bytes(g.cBytes),
     Object.entries(g.reasons).map(([r, n]) => `${r || '?'}=${n}`).join(' '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const right = new Set([2, 3, 4, 5, 6, 7, 8]);
+  const right = new Set(header.map((_, i) => i).filter((i) => i >= 2 && i < header.length - 1));
   const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
   const out = [`${s.file}: ${s.events} gemm_q8 calls${s.droppedEvents ? ` (${s.droppedEvents} more dropped: the EP keeps a bounded number of events)` : ''}`, ''];
   out.push(line(header), ...rows.map(line));
+  if (model !== null)
+    out.push('', `modelled: the device part of device calls (A upload, launches, C sync) on ${model}, from the cost model (docs/cost-model.md), not measured; total/median ms are whole calls measured on this machine.`);
   if (s.counters) {
     out.push('');
     out.push(`counters: ${Object.entries(s.counters).map(([k, v]) => `${k}=${v}`).join(' ')}`);

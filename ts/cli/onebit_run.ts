@@ -14,6 +14,7 @@ import { parseArgs, USAGE, UsageError, type RunArgs } from './args.js';
 import { runGeneration } from './generate.js';
 import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
+import { modelledArms } from './modelled_arm.js';
 import { Progress } from './progress.js';
 import { formatReport, type LengthResult, type RunReport } from './report.js';
 import { agreement, peakRssMiB, summarize, type Timing } from './statistics.js';
@@ -86,6 +87,13 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     });
   }
   await cpu.release();
+  const modelled = args.costModel === undefined ? null : await modelledArms({
+    create: (options) => ort.InferenceSession.create(model.path, { ...common, executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig] }),
+    feeds: (session, len) => makeFeeds(ort.Tensor, session.inputMetadata, len),
+    run: (session, feeds, label) => timeRuns(session, feeds, args, label, progress),
+    warmup: args.warmup,
+    repeat: args.repeat,
+  }, lens, args.costModel);
   progress.done();
 
   return {
@@ -99,6 +107,7 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     peakRssMiB: { onebitPhase, total: peakRssMiB() },
     counters,
     expectedQdqRuns: counters.groups * lens.length * (args.warmup + args.repeat),
+    modelled,
   };
 }
 

@@ -14,8 +14,12 @@ options:
   --rows 1,4,32,36     rows values (M) to time (default 1,4,32,36)
   --repeat N           timed calls per route and rows value (default 20)
   --device emu|auto|none  device to probe (default emu; none: host column only)
+  --model xdna1|xdna2|FILE.json
+                       also show each device rows value's MODELLED time on that XDNA generation
+                       (a cost model calibrated to published figures, docs/cost-model.md) and
+                       the rows from which it beats the host; needs --device emu
   --save-routes FILE   write the faster route per rows into FILE (other shapes' lines are kept);
-                       read by the EP option routes
+                       read by the EP option routes. With --model, chosen on the modelled times
   --designs-dir DIR    design cache directory (default under the user's cache directory)
   --seed N             seed of the random operands (default 1)
   --json               print one JSON object instead of the table
@@ -30,6 +34,7 @@ export interface ProbeArgs {
   saveRoutes?: string;
   designsDir?: string;
   seed: number;
+  model?: string;
   json: boolean;
   help: boolean;
 }
@@ -65,6 +70,13 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
         args.saveRoutes = file;
         break;
       }
+      case '--model': {
+        const model = value();
+        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
+          throw new UsageError(`--model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
+        args.model = model;
+        break;
+      }
       case '--designs-dir': {
         const dir = value();
         if (!dir) throw new UsageError('--designs-dir needs a directory');
@@ -76,6 +88,7 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
     }
   }
   if (args.help) return args;
+  if (args.model !== undefined && args.device === 'none') throw new UsageError('--model models the device calls: use it with --device emu');
   if (shape === undefined) throw new UsageError('--shape KxN is required, e.g. --shape 1024x2048');
   const match = /^(\d+)x(\d+)$/i.exec(shape.trim());
   if (!match) throw new UsageError(`--shape takes KxN, e.g. 1024x2048, got '${shape}'`);

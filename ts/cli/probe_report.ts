@@ -9,11 +9,28 @@ export interface ProbeReport extends ProbeResult {
   /** How the device timings were obtained: 'emulated' (emu backend), 'hardware', or null (no device column). */
   deviceTimings: 'emulated' | 'hardware' | null;
   rows: (ProbeResult['rows'][number] & { route: 'host' | 'device' })[];
+  /** What `route` was chosen on: the measured device medians, or the modelled device times (with a cost model). */
+  routesChosenOn: 'measured' | 'modelled';
+  /**
+   * With a cost model: the smallest probed rows value from which the modelled device is faster
+   * than the measured host for that and every larger probed value; null if it never is (or no model).
+   */
+  modelledDeviceWinsFromRows: number | null;
   /** The routes file written (--save-routes), else null. */
   routesFile: string | null;
 }
 
-export function toReport(result: ProbeResult, routesFile: string | null): ProbeReport {
+// The smallest rows value from which the modelled device wins for it and every larger one.
+function modelledWinsFrom(rows: ProbeResult['rows']): number | null {
+  let from: number | null = null;
+  for (const r of [...rows].sort((a, b) => b.rows - a.rows)) {
+    if (fasterRoute(r, 'modelled') !== 'device') break;
+    from = r.rows;
+  }
+  return from;
+}
+
+export function toReport(result: ProbeResult, routesFile: string | null, on: 'measured' | 'modelled' = 'measured'): ProbeReport {
   const hasDevice = result.rows.some((r) => r.device !== null);
   return {
     tool: 'ep-probe',
@@ -21,7 +38,9 @@ export function toReport(result: ProbeResult, routesFile: string | null): ProbeR
     shape: `${result.K}x${result.N}`,
     ...result,
     deviceTimings: hasDevice ? (result.device.emulated ? 'emulated' : 'hardware') : null,
-    rows: result.rows.map((r) => ({ ...r, route: fasterRoute(r) })),
+    rows: result.rows.map((r) => ({ ...r, route: fasterRoute(r, on) })),
+    routesChosenOn: on,
+    modelledDeviceWinsFromRows: result.device.costModel !== null ? modelledWinsFrom(result.rows) : null,
     routesFile,
   };
 }
@@ -59,19 +78,24 @@ export function formatProbe(report: ProbeReport): string {
     'device = prepare activation + lock + int8 narrowing + A upload+sync + launches+wait + C sync + zero-point fold + epilogue');
   out.push('');
   const withDevice = report.deviceTimings !== null;
+  const model = d.costModel;
   const devLabel = emulated ? 'device ms (emulated)' : 'device ms';
+  const modelHeader = model !== null ? [`device ms (modelled ${model})`, 'host/modelled'] : [];
   const header = withDevice
-    ? ['rows', 'host ms', devLabel, 'host/device', 'A upload+sync', 'launches+wait', 'C sync', 'epilogue', 'launches', 'exact', 'faster']
+    ? ['rows', 'host ms', devLabel, 'host/device', ...modelHeader, 'A upload+sync', 'launches+wait', 'C sync', 'epilogue', 'launches', 'exact', 'faster']
     : ['rows', 'host ms'];
   const rows = report.rows.map((r) => {
     if (!withDevice) return [String(r.rows), spread(r.host)];
-    if (r.device === null) return [String(r.rows), spread(r.host), '-', '-', '-', '-', '-', '-', '-', '-', 'host'];
+    if (r.device === null) return [String(r.rows), spread(r.host), '-', '-', ...modelHeader.map(() => '-'), '-', '-', '-', '-', '-', '-', 'host'];
     const b = r.device.breakdown;
+    const m = r.device.modelled;
+    const modelCells = model !== null ? [m ? ms(m.totalMs) : '-', `${(r.modelledRatio ?? 0).toFixed(2)}x`] : [];
     return [
       String(r.rows),
       spread(r.host),
       spread(r.device),
       `${(r.ratio ?? 0).toFixed(2)}x`,
+      ...modelCells,
       ms(b.upload.medianMs),
       ms(b.launchWait.medianMs),
       ms(b.cSync.medianMs),
@@ -86,6 +110,12 @@ export function formatProbe(report: ProbeReport): string {
     out.push('');
     out.push('host/device > 1: the device path is faster per call. exact: device and host int32 accumulators identical on every call.');
     if (emulated) out.push('Emulated timings measure the emulator, not an NPU: use them to test the mechanism, not to choose routes for hardware.');
+    if (model !== null) {
+      const from = report.modelledDeviceWinsFromRows;
+      out.push(`modelled ${model}: device time on that NPU from a cost model (launch, syncs, array roofline; docs/cost-model.md), not measured; ` +
+        `host times are measured on this CPU. ${from === null ? 'The modelled device wins at none of these rows.' : `The modelled device wins from ${from} rows.`}`);
+      out.push(`faster: chosen on the ${report.routesChosenOn} device time.`);
+    }
   }
   if (report.routesFile) out.push(`routes for ${report.shape} written to ${report.routesFile}`);
   return out.join('\n');

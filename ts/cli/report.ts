@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What onebit-run found, as one JSON-ready object and as a table for people.
 import type { OnebitCounters } from '../counters.js';
+import { formatModelledArms, type ModelledArms } from './modelled_arm.js';
 import type { Agreement, Timing } from './statistics.js';
 
 export interface LengthResult {
@@ -24,6 +25,8 @@ export interface RunReport {
   counters: OnebitCounters;
   /** qdqRuns the counters must show if every claimed group ran on every call. */
   expectedQdqRuns: number;
+  /** --cost-model: the host arm and the device arm with MODELLED device times, per length; else null. */
+  modelled: ModelledArms | null;
 }
 
 const ms = (t: number) => (t >= 100 ? t.toFixed(0) : t >= 10 ? t.toFixed(1) : t.toFixed(2));
@@ -54,5 +57,6 @@ export function formatReport(r: RunReport): string {
     `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit runs, before the CPU EP session: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,
     `counters: ${counters} (expected qdqRuns=${r.expectedQdqRuns}: ${r.counters.groups} groups x ${r.expectedQdqRuns / Math.max(r.counters.groups, 1)} runs)`,
   );
+  if (r.modelled) lines.push(...formatModelledArms(r.modelled));
   return lines.join('\n');
 }

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "npu/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "npu/design_builder.h"
+#include "npu/json_object.h"
+
+namespace onebit::npu {
+
+namespace {
+
+// XDNA (Phoenix / Hawk Point, 4 × 5 = 20 compute tiles).
+//  launch_us 50: an empty kernel launch from the host through XRT costs about 45–60 µs (figure
+//    calibrated in issue #14 from public XRT measurements on Phoenix, launch + wait, steady state).
+//  int8_tops 6.76: best end-to-end int8 GEMM measured on XDNA in "Striking the Balance: GEMM
+//    Performance Optimization Across Generations of Ryzen AI NPUs" (Taka et al., arXiv 2512.13282,
+//    2025; large GEMMs, IRON designs, whole array). Small blocks reach less: the DRAM term bounds them.
+//  dram_gbps 51.2: assumption, not a published NPU figure: half of a 128-bit LPDDR5-6400
+//    platform's 102.4 GB/s peak, for what the array's shim DMAs sustain.
+//  sync_call_us 10, sync_gbps 20: assumption: a BO sync is an ioctl plus a cache flush or
+//    invalidate of the range; no published per-sync figure for XDNA was found. Override them.
+CostModel xdna1() { return {"xdna1", 50.0, 10.0, 20.0, 51.2, 6.76}; }
+
+// XDNA2 (Strix, 4 × 8 = 32 compute tiles).
+//  launch_us 45: the low end of the same 45–60 µs range: dispatch overhead falls as columns are
+//    added (issue #14); no separate published figure for Strix.
+//  int8_tops 38.05: the same paper's best int8 GEMM on XDNA2.
+//  dram_gbps 60: assumption: half of a 128-bit LPDDR5X-7500 platform's 120 GB/s peak.
+//  sync_call_us 10, sync_gbps 20: as XDNA (same driver path; assumption).
+CostModel xdna2() { return {"xdna2", 45.0, 10.0, 20.0, 60.0, 38.05}; }
+
+Error bad(const std::string& where, const std::string& what) {
+  return make_error(ErrorCode::kInvalidArgument, "cost model " + where + ": " + what);
+}
+
+std::string keys_text() {
+  std::string list;
+  for (const char* key : kCostModelKeys) list += (list.empty() ? "" : ", ") + std::string(key);
+  return list;
+}
+
+}  // namespace
+
+Result<CostModel> cost_model_for(const std::string& generation) {
+  if (generation == "xdna1") return xdna1();
+  if (generation == "xdna2") return xdna2();
+  return make_error(ErrorCode::kInvalidArgument,
+                    "unknown device generation '" + generation + "'; expected xdna1, xdna2 or a cost file (*.json)");
+}
+
+Result<CostModel> cost_model_from_json(const std::string& text, const std::string& where) {
+  Result<JsonObject> parsed = parse_json_object(text, where);
+  if (!parsed) return parsed.error();
+  const JsonObject& object = *parsed;
+  for (const auto& [key, value] : object) {
+    if (std::find_if(std::begin(kCostModelKeys), std::end(kCostModelKeys), [&](const char* k) { return key == k; }) ==
+        std::end(kCostModelKeys))
+      return bad(where, "unknown key \"" + key + "\"; the keys are " + keys_text());
+  }
+  CostModel model;
+  auto number = [&](const char* key, double& out) -> Status {
+    const auto it = object.find(key);
+    if (it == object.end()) return bad(where, "missing key \"" + std::string(key) + "\" (every key is required: " + keys_text() + ")");
+    const double* v = std::get_if<double>(&it->second);
+    if (v == nullptr || !std::isfinite(*v) || *v <= 0)
+      return bad(where, "key \"" + std::string(key) + "\" must be a positive number");
+    out = *v;
+    return {};
+  };
+  const auto name = object.find("generation");
+  if (name == object.end()) return bad(where, "missing key \"generation\" (every key is required: " + keys_text() + ")");
+  const std::string* generation = std::get_if<std::string>(&name->second);
+  if (generation == nullptr || generation->empty()) return bad(where, "key \"generation\" must be a non-empty string");
+  model.generation = *generation;
+  for (Status s : {number("launch_us", model.launch_us), number("sync_call_us", model.sync_call_us),
+                   number("sync_gbps", model.sync_gbps), number("dram_gbps", model.dram_gbps),
+                   number("int8_tops", model.int8_tops)})
+    if (!s) return s.error();
+  return model;
+}
+
+Result<CostModel> load_cost_model(const std::string& name_or_path) {
+  if (!name_or_path.ends_with(".json")) return cost_model_for(name_or_path);
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::kIo, "cannot read cost file " + name_or_path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return make_error(ErrorCode::kIo, "cannot read cost file " + name_or_path);
+  return cost_model_from_json(text.str(), name_or_path);
+}
+
+ModelledCall model_call(const CostModel& model, const DeviceWork& work) {
+  ModelledCall t;
+  if (work.launches.empty()) return t;  // rows == 0: DeviceGemm does nothing
+  const double k_padded = double(tiles_for(work.K, work.tiling.k_tile)) * work.tiling.k_tile;
+  const double n_padded = double(tiles_for(work.N, work.tiling.n_tile)) * work.tiling.n_tile;
+  // GB/s = 1e3 bytes per µs; TOPS = 1e6 ops per µs.
+  t.sync_us = 2 * model.sync_call_us + double(work.a_bytes + work.c_bytes) / (model.sync_gbps * 1e3);
+  for (const BlockLaunch& launch : work.launches) {
+    const double ops = 2.0 * launch.m_block * k_padded * n_padded;
+    const double dram_bytes = k_padded * n_padded + double(launch.m_block) * work.K + double(launch.m_block) * work.N * 4;
+    t.launch_us += model.launch_us;
+    t.array_us += std::max(ops / (model.int8_tops * 1e6), dram_bytes / (model.dram_gbps * 1e3));
+  }
+  return t;
+}
+
+uint32_t launch_cost_rows(const CostModel& model, uint32_t K, uint32_t N, std::span<const uint32_t> block_sizes) {
+  if (block_sizes.empty()) return kDefaultLaunchCostRows;
+  const auto [smallest, largest] = std::minmax_element(block_sizes.begin(), block_sizes.end());
+  auto array_us = [&](uint32_t m_block) {
+    const BlockLaunch one[] = {{0, m_block, m_block}};
+    return model_call(model, {K, N, choose_tiling(K, N), one, 0, 0}).array_us;
+  };
+  // A launch's array time is (nearly) linear in its rows: a part every launch pays (the weights
+  // streamed again) and a part per row. The launch overhead joins the first.
+  double per_row = array_us(*largest) / *largest;
+  double fixed = model.launch_us;
+  if (*largest > *smallest) {
+    per_row = (array_us(*largest) - array_us(*smallest)) / (*largest - *smallest);
+    fixed += array_us(*smallest) - per_row * *smallest;
+  }
+  if (!(per_row > 0)) return kDefaultLaunchCostRows;
+  return static_cast<uint32_t>(std::min<double>(std::lround(fixed / per_row), 1u << 20));
+}
+
+ModelledCall model_rows(const CostModel& model, uint32_t K, uint32_t N, uint32_t rows,
+                        std::span<const uint32_t> block_sizes) {
+  const std::vector<BlockLaunch> plan = plan_blocks(rows, block_sizes, launch_cost_rows(model, K, N, block_sizes));
+  return model_call(model, {K, N, choose_tiling(K, N), plan, uint64_t(rows) * K, uint64_t(rows) * N * 4});
+}
+
+}  // namespace onebit::npu

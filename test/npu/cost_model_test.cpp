@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// The XDNA cost model: its arithmetic against hand-computed cases, monotonic in rows, K and N,
+// the original system's finding (on XDNA a one-row call is slower on the device than on the
+// host) and the device winning large calls; cost files and their errors.
+#include "npu/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "npu/json_object.h"
+
+namespace onebit::npu {
+namespace {
+
+const std::vector<uint32_t> kBlocks = {32, 4};
+
+CostModel preset(const char* name) {
+  Result<CostModel> m = cost_model_for(name);
+  EXPECT_TRUE(m.ok()) << name;
+  return *m;
+}
+
+TEST(CostModel, OneRowOnXdna1ByHand) {
+  // 1024x1024: tiles 256 deep × 64 wide, no padding; one row runs as one m4 launch.
+  const ModelledCall t = model_rows(preset("xdna1"), 1024, 1024, 1, kBlocks);
+  EXPECT_NEAR(t.sync_us, 2 * 10.0 + (1024.0 + 4096.0) / 20e3, 1e-9);
+  EXPECT_NEAR(t.launch_us, 50.0, 1e-9);
+  // DRAM bound: weights 1 MiB + A 4 rows + C 4 rows × 4 bytes at 51.2 GB/s (compute 1.24 µs).
+  EXPECT_NEAR(t.array_us, (1048576.0 + 4 * 1024 + 4 * 1024 * 4) / 51.2e3, 1e-9);
+  EXPECT_NEAR(t.total_us(), 91.136, 1e-3);
+}
+
+TEST(CostModel, PaddingAndTwoBlocksOnXdna2ByHand) {
+  // K=1000 pads to 4 tiles of 256 (1024), N=100 to 2 tiles of 64 (128); 36 rows = m32 + m4.
+  const BlockLaunch plan[] = {{0, 32, 32}, {32, 4, 4}};
+  const ModelledCall t = model_call(preset("xdna2"), {1000, 100, {256, 64}, plan, 36 * 1000, 36 * 100 * 4});
+  EXPECT_NEAR(t.sync_us, 20.0 + (36000.0 + 14400.0) / 20e3, 1e-9);
+  EXPECT_NEAR(t.launch_us, 90.0, 1e-9);
+  const double m32 = (1024.0 * 128 + 32 * 1000 + 32 * 100 * 4) / 60e3;
+  const double m4 = (1024.0 * 128 + 4 * 1000 + 4 * 100 * 4) / 60e3;
+  EXPECT_NEAR(t.array_us, m32 + m4, 1e-9);
+}
+
+TEST(CostModel, ComputeBoundWhenTheArrayIsSlow) {
+  // A cost file with a slow array and fast DRAM: ops decide (2 × 32 × 1024 × 128 ops at 1e-3 TOPS).
+  Result<CostModel> m = cost_model_from_json(
+      R"({"generation": "slow", "launch_us": 1, "sync_call_us": 2, "sync_gbps": 1, "dram_gbps": 1000, "int8_tops": 0.001})",
+      "slow.json");
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  const BlockLaunch plan[] = {{0, 30, 32}};
+  const ModelledCall t = model_call(*m, {1000, 100, {256, 64}, plan, 30 * 1000, 30 * 100 * 4});
+  EXPECT_NEAR(t.array_us, 2.0 * 32 * 1024 * 128 / 1e3, 1e-6);
+  EXPECT_NEAR(t.sync_us, 4.0 + (30000.0 + 12000.0) / 1e3, 1e-9);
+  EXPECT_NEAR(t.launch_us, 1.0, 1e-12);
+}
+
+TEST(CostModel, NoRowsCostNothing) {
+  EXPECT_EQ(model_rows(preset("xdna1"), 1024, 1024, 0, kBlocks).total_us(), 0.0);
+}
+
+TEST(CostModel, MonotonicInRowsKAndN) {
+  for (const char* name : {"xdna1", "xdna2"}) {
+    const CostModel m = preset(name);
+    for (uint32_t K : {576u, 1024u, 3072u}) {
+      for (uint32_t N : {192u, 1024u, 3072u}) {
+        double previous = 0;
+        for (uint32_t rows = 1; rows <= 512; ++rows) {
+          const double t = model_rows(m, K, N, rows, kBlocks).total_us();
+          EXPECT_GE(t, previous) << name << " " << K << "x" << N << " rows " << rows;
+          previous = t;
+        }
+      }
+    }
+    for (uint32_t rows : {1u, 4u, 36u, 256u}) {
+      double previous = 0;
+      for (uint32_t K = 64; K <= 8192; K += 64) {
+        const double t = model_rows(m, K, 1024, rows, kBlocks).total_us();
+        EXPECT_GE(t, previous) << name << " K " << K << " rows " << rows;
+        previous = t;
+      }
+      previous = 0;
+      for (uint32_t N = 64; N <= 8192; N += 64) {
+        const double t = model_rows(m, 1024, N, rows, kBlocks).total_us();
+        EXPECT_GE(t, previous) << name << " N " << N << " rows " << rows;
+        previous = t;
+      }
+    }
+  }
+}
+
+// Host per call, ms, measured with `ep-probe --device none --rows 1,256 --repeat 30` (Release,
+// AVX2 kernel, one thread, AMD EPYC Zen 4 VM, weights warm in cache across the repeated calls):
+// the host arm the route policy compares with on this machine.
+struct HostTime {
+  uint32_t K, N;
+  double one_row_ms, rows_256_ms;
+};
+constexpr HostTime kQwen3Host[] = {
+    {1024, 1024, 0.0324, 8.70}, {1024, 2048, 0.0561, 15.47}, {1024, 3072, 0.0580, 23.03},
+    {2048, 1024, 0.0393, 13.70}, {3072, 1024, 0.0566, 22.48},
+};
+
+TEST(CostModel, Xdna1LosesOneRowAndWinsLargeCallsOnQwen3Shapes) {
+  const CostModel m = preset("xdna1");
+  for (const HostTime& h : kQwen3Host) {
+    const double one = model_rows(m, h.K, h.N, 1, kBlocks).total_us() / 1e3;
+    const double many = model_rows(m, h.K, h.N, 256, kBlocks).total_us() / 1e3;
+    EXPECT_GT(one, h.one_row_ms) << h.K << "x" << h.N << ": a launch and its syncs cost more than a one-row GEMV";
+    EXPECT_LT(many, h.rows_256_ms) << h.K << "x" << h.N;
+  }
+}
+
+TEST(CostModel, Xdna2IsFasterThanXdna1) {
+  for (const HostTime& h : kQwen3Host)
+    for (uint32_t rows : {1u, 32u, 256u})
+      EXPECT_LT(model_rows(preset("xdna2"), h.K, h.N, rows, kBlocks).total_us(),
+                model_rows(preset("xdna1"), h.K, h.N, rows, kBlocks).total_us());
+}
+
+TEST(CostModel, LaunchCostInRows) {
+  // xdna1, 1024x1024, DRAM bound: an m32 launch streams 1 MiB + 32 × 5 KiB at 51.2 GB/s = 23.68
+  // µs, an m4 launch 1 MiB + 4 × 5 KiB = 20.88 µs: 0.1 µs a row, and every launch pays
+  // 50 + 20.88 - 0.4 = 70.48 µs, 705 rows.
+  EXPECT_EQ(launch_cost_rows(preset("xdna1"), 1024, 1024, kBlocks), 705u);
+  // So 12 rows run as one padded m32 launch, not three m4 launches.
+  EXPECT_NEAR(model_rows(preset("xdna1"), 1024, 1024, 12, kBlocks).launch_us, 50.0, 1e-9);
+}
+
+TEST(CostModel, UnknownGenerationIsAnError) {
+  Result<CostModel> m = cost_model_for("xdna3");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.error().reason.find("xdna3"), std::string::npos);
+}
+
+const char* kFull = R"({"generation": "mine", "launch_us": 40, "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})";
+
+TEST(CostFile, ReadsJsonNumberForms) {
+  Result<CostModel> m = cost_model_from_json(
+      R"({"generation": "g", "launch_us": 1.5e2, "sync_call_us": 0.25, "sync_gbps": 2E1, "dram_gbps": 5e+1, "int8_tops": 38})",
+      "forms.json");
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->launch_us, 150);
+  EXPECT_EQ(m->sync_call_us, 0.25);
+  EXPECT_EQ(m->sync_gbps, 20);
+  EXPECT_EQ(m->dram_gbps, 50);
+  EXPECT_EQ(m->int8_tops, 38);
+}
+
+TEST(CostFile, ReadsEveryKey) {
+  Result<CostModel> m = cost_model_from_json(kFull, "mine.json");
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->generation, "mine");
+  EXPECT_EQ(m->launch_us, 40);
+  EXPECT_EQ(m->sync_call_us, 5);
+  EXPECT_EQ(m->sync_gbps, 25);
+  EXPECT_EQ(m->dram_gbps, 80);
+  EXPECT_EQ(m->int8_tops, 10);
+}
+
+// The error for `text`, which must name every string of `names`.
+void expect_error(const std::string& text, std::initializer_list<const char*> names) {
+  Result<CostModel> m = cost_model_from_json(text, "bad.json");
+  ASSERT_FALSE(m.ok()) << text;
+  EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
+  for (const char* name : names) EXPECT_NE(m.error().reason.find(name), std::string::npos) << m.error().reason;
+}
+
+TEST(CostFile, EachMissingKeyIsNamed) {
+  const std::pair<const char*, const char*> entries[] = {{"generation", "\"mine\""}, {"launch_us", "40"},
+                                                         {"sync_call_us", "5"},        {"sync_gbps", "25"},
+                                                         {"dram_gbps", "80"},          {"int8_tops", "10"}};
+  for (const auto& [missing, unused] : entries) {
+    std::string text = "{";
+    for (const auto& [key, value] : entries)
+      if (key != missing) text += std::string(text.size() > 1 ? ", " : "") + "\"" + key + "\": " + value;
+    text += "}";
+    expect_error(text, {"missing key", (std::string("\"") + missing + "\"").c_str(), "bad.json"});
+  }
+}
+
+TEST(CostFile, BadValuesAndKeysAreNamed) {
+  expect_error(R"({"generation": "g", "launch_us": "fifty", "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})",
+               {"\"launch_us\"", "positive number"});
+  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 0, "dram_gbps": 80, "int8_tops": 10})",
+               {"\"sync_gbps\"", "positive number"});
+  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": -1, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
+               {"\"sync_call_us\""});
+  expect_error(R"({"generation": 3, "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
+               {"\"generation\"", "string"});
+  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10, "tops": 3})",
+               {"unknown key", "\"tops\""});
+}
+
+TEST(CostFile, MalformedJsonSaysWhere) {
+  expect_error("", {"bad.json:1:1", "expected '{'"});
+  expect_error("{\"generation\": \"g\",\n \"launch_us\" 50}", {"bad.json:2:14", "expected ':' after key \"launch_us\""});
+  expect_error(R"({"generation": "g", "launch_us": [50]})", {"\"launch_us\"", "number or a string"});
+  expect_error(R"({"generation": "g", "launch_us": true})", {"\"launch_us\""});
+  expect_error(R"({"generation": "g" "launch_us": 1})", {"expected ',' or '}' after the value of \"generation\""});
+  expect_error(R"({"generation": "g", "generation": "h"})", {"\"generation\" appears twice"});
+  expect_error(R"({"generation": "g"} x)", {"unexpected text"});
+  expect_error(R"({"generation": "g)", {"unterminated string"});
+  expect_error(R"({"generation": "g", "launch_us": 5.})", {"\"launch_us\"", "number or a string"});
+  expect_error(R"({"generation": "g", "launch_us": +5})", {"\"launch_us\"", "number or a string"});
+  expect_error(R"({"generation": "g", "launch_us": 1e999})", {"\"launch_us\"", "out of range"});
+  expect_error(R"({"generation": "g", "launch_us": inf})", {"\"launch_us\""});
+}
+
+TEST(CostFile, LoadsPresetsAndFiles) {
+  EXPECT_EQ(load_cost_model("xdna2")->int8_tops, 38.05);
+  const std::string path = ::testing::TempDir() + "cost_model_test.json";
+  std::ofstream(path) << kFull;
+  Result<CostModel> m = load_cost_model(path);
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->generation, "mine");
+  std::remove(path.c_str());
+  Result<CostModel> missing = load_cost_model(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kIo);
+  EXPECT_NE(missing.error().reason.find(path), std::string::npos);
+}
+
+}  // namespace
+}  // namespace onebit::npu
