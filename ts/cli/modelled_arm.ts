@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // onebit-run --cost-model: the whole model's device arm with MODELLED device times, per phase,
 // beside the host arm. Per length, three traced onebit sessions run the same feeds: the host arm
 // (device none), and the emulated device with the route policy on (the EP's min_device_rows and
