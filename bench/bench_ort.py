@@ -27,9 +27,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "examples"))
+sys.path.insert(0, str(REPO / "test" / "python"))
+from ep_session import EP_NAME, REGISTRATION_NAME  # noqa: E402
 from python_demo import PROJECTIONS, projection_stack  # noqa: E402
-
-EP_NAME = "OnebitExecutionProvider"
 
 
 def ep_library() -> str:
@@ -38,7 +38,7 @@ def ep_library() -> str:
 
 def register_once() -> list:
     if not any(d.ep_name == EP_NAME for d in ort.get_ep_devices()):
-        ort.register_execution_provider_library("onebit", ep_library())
+        ort.register_execution_provider_library(REGISTRATION_NAME, ep_library())
     return [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
 
 

@@ -25,8 +25,17 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, numpy_helper
 
-EP_NAME = "OnebitExecutionProvider"
-REGISTRATION_NAME = "onebit"
+def header_define(name: str) -> str:
+    """A string #define of the library's public header (include/onebit_ep.h): written once there."""
+    header = pathlib.Path(__file__).resolve().parents[2] / "include" / "onebit_ep.h"
+    match = re.search(rf'^#define {name} "([^"]*)"', header.read_text(), re.MULTILINE)
+    if match is None:
+        raise LookupError(f"{header} defines no {name}")
+    return match.group(1)
+
+
+EP_NAME = header_define("ONEBIT_EP_NAME")
+REGISTRATION_NAME = header_define("ONEBIT_EP_REGISTRATION_NAME")
 TRACE_RE = re.compile(r"^onebit: (.*)$", re.MULTILINE)
 
 _registered_path: str | None = None
