@@ -69,7 +69,7 @@ describe('onebit-run --cost-model', () => {
   });
 
   it('reports the host arm and the modelled device arm per phase, policy on and off', () => {
-    const ran = runNode([cli, '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--json'], repoRoot, env);
+    const ran = runNode([cli, '--model', 'stack', '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--json'], repoRoot, env);
     // The traced sessions print their counter lines at release (the trace option's way).
     for (const line of ran.stderr.trimEnd().split('\n')) expect(line).toMatch(/^onebit: qdq runs=\d+ groups=7 /);
     expect(ran.status).toBe(0);
@@ -88,7 +88,7 @@ describe('onebit-run --cost-model', () => {
       expect(p.policyOff.modelledMs).toBeGreaterThanOrEqual(calls - 1e-9);
       expect(p.policyOff.modelledMs).toBeLessThan(p.policyOff.measuredMs);
     }
-    const text = runNode([cli, '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], repoRoot, env);
+    const text = runNode([cli, '--model', 'stack', '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], repoRoot, env);
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(/modelled device arm on xdna1, gemm_q8 span per run .*: MODELLED device calls/);
     expect(text.stdout).toMatch(/^ +1 +decode +[\d.]+ +[\d.]+ +0 +[\d.]+ +7$/m);
@@ -101,5 +101,8 @@ describe('onebit-run --cost-model', () => {
     const bad = runNode([cli, '--device', 'emu', '--cost-model', 'tpu']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--cost-model takes xdna1, xdna2 or a cost file ending in .json, got 'tpu'/);
+    const llm = runNode([cli, '--device', 'emu', '--cost-model', 'xdna1']);
+    expect(llm.status).toBe(2);
+    expect(llm.stderr).toMatch(/--cost-model runs the stack or a model file: add --model stack/);
   });
 });
