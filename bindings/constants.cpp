@@ -8,6 +8,7 @@
 #include "engine/routes_table.h"
 #include "js_error.h"
 #include "kernels/gemm_q8.h"
+#include "kernels/gemm_q8_kernels.h"
 #include "npu/device_select.h"
 #include "npu/lock_policy.h"
 #include "onebit_ep.h"
@@ -36,6 +37,7 @@ Napi::Object constants(Napi::Env env) {
   o.Set("deviceMinRows", static_cast<double>(kDeviceMinRows));
   o.Set("maxDeviceTimeoutMs", static_cast<double>(EpOptions::kMaxDeviceTimeoutMs));
   o.Set("maxK", static_cast<double>(kMaxK));
+  o.Set("hostKernel", selected_kernel_name());
   Napi::Object probe = Napi::Object::New(env);
   probe.Set("maxK", probes::max_probe_k());
   probe.Set("maxN", npu::kMaxN);

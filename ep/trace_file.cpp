@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/gemm_q8_kernels.h"
+
 namespace onebit {
 
 namespace {
@@ -89,6 +91,7 @@ void TraceFile::write(const Counters& counters) const {
   }
   out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_;
   if (!cost_model_.empty()) out << ",\"cost_model\":" << quoted(cost_model_);
+  out << ",\"host_kernel\":" << quoted(selected_kernel_name());
   out << "}}\n";
   const std::string text = std::move(out).str();
   size_t done = 0;

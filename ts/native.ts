@@ -64,6 +64,8 @@ export interface NativeConstants {
   deviceMinRows: number;
   /** Largest device_timeout_ms (one day). */
   maxDeviceTimeoutMs: number;
+  /** The host kernel this process selected (avx512vnni, avxvnni, avx2 or portable; ONEBIT_KERNEL forces one). */
+  hostKernel: string;
   /** Largest K whose int32 accumulators cannot overflow. */
   maxK: number;
   probeLimits: { maxK: number; maxN: number; maxRows: number; maxRepeat: number };

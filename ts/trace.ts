@@ -61,6 +61,8 @@ export interface TraceSummary {
   droppedEvents: number;
   /** The generation the modelled times are for (the session's cost_model option), else null. */
   costModel: string | null;
+  /** The host kernel that ran the host calls (avx512vnni, avxvnni, avx2, portable), else null. */
+  hostKernel: string | null;
 }
 
 function fail(file: string, what: string): never {
@@ -73,7 +75,13 @@ function num(file: string, where: string, value: unknown): number {
 }
 
 /** Reads a trace file's calls and counters; throws TraceFileError saying what is wrong with it. */
-export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitCounters | null; droppedEvents: number; costModel: string | null } {
+export function readTrace(file: string): {
+  calls: TraceCall[];
+  counters: OnebitCounters | null;
+  droppedEvents: number;
+  costModel: string | null;
+  hostKernel: string | null;
+} {
   if (!existsSync(file)) throw new TraceFileError(file, `no such trace file: ${file} (write one with ONEBIT_EP_TRACE=<file> or the option trace: '<file>')`);
   if (!statSync(file).isFile()) throw new TraceFileError(file, `${file} is not a file`);
   let doc: unknown;
@@ -123,7 +131,9 @@ export function readTrace(file: string): { calls: TraceCall[]; counters: OnebitC
   const dropped = other?.dropped_events;
   const model = other?.cost_model;
   if (model !== undefined && typeof model !== 'string') fail(file, `otherData.cost_model must be a string, got ${JSON.stringify(model)}`);
-  return { calls, counters, droppedEvents: typeof dropped === 'number' ? dropped : 0, costModel: model ?? null };
+  const kernel = other?.host_kernel;
+  if (kernel !== undefined && typeof kernel !== 'string') fail(file, `otherData.host_kernel must be a string, got ${JSON.stringify(kernel)}`);
+  return { calls, counters, droppedEvents: typeof dropped === 'number' ? dropped : 0, costModel: model ?? null, hostKernel: kernel ?? null };
 }
 
 function median(values: number[]): number {
@@ -135,7 +145,7 @@ function median(values: number[]): number {
 
 /** Per (shape, route): calls, rows, time (total and median per call), launches, bytes synced. */
 export function summarizeTrace(file: string): TraceSummary {
-  const { calls, counters, droppedEvents, costModel } = readTrace(file);
+  const { calls, counters, droppedEvents, costModel, hostKernel } = readTrace(file);
   const groups = new Map<string, { K: number; N: number; route: 'host' | 'device'; calls: TraceCall[] }>();
   for (const c of calls) {
     const key = `${c.K}x${c.N} ${c.route}`;
@@ -166,5 +176,5 @@ export function summarizeTrace(file: string): TraceSummary {
         modelledMedianMs: modelled.length ? median(modelled) / 1000 : null,
       };
     });
-  return { file, events: calls.length, groups: summaries, counters, droppedEvents, costModel };
+  return { file, events: calls.length, groups: summaries, counters, droppedEvents, costModel, hostKernel };
 }

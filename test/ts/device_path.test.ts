@@ -91,6 +91,10 @@ describe('device path (emu) through the Node API', () => {
     expect(ran.status).toBe(0);
     const summary = JSON.parse(ran.stdout);
     expect(summary.events).toBe(calls);
+    // The host kernel the EP ran is the one this process's addon selected (same CPU, same env).
+    const probed = await pkg.probe({ K: 16, N: 16, rows: [1], repeat: 1, device: 'none' });
+    expect(summary.hostKernel).toBe(probed.hostKernel);
+    expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(summary.hostKernel);
     const byShape = new Map<string, number>();
     for (const p of PROJECTIONS) byShape.set(`${p.k}x${p.n}`, (byShape.get(`${p.k}x${p.n}`) ?? 0) + 1);
     expect(summary.groups.map((g: { shape: string; route: string; calls: number; rowsTotal: number; launches: number; aBytes: number; reasons: object }) => [g.shape, g.route, g.calls, g.rowsTotal, g.launches, g.aBytes, g.reasons])).toEqual(

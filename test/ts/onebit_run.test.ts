@@ -45,6 +45,7 @@ describe('onebit-run', () => {
     const ran = runNode([cli, '--model', 'stack', '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(/projection stack, 1 layers, 7 A8W8 QDQ groups/);
+    expect(ran.stdout).toMatch(/host kernel (avx512vnni|avxvnni|avx2|portable), /);
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
     expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 .*\(expected qdqRuns=7/);

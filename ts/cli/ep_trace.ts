@@ -43,7 +43,11 @@ export function formatTrace(s: TraceSummary): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const right = new Set(header.map((_, i) => i).filter((i) => i >= 2 && i < header.length - 1));
   const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
-  const out = [`${s.file}: ${s.events} gemm_q8 calls${s.droppedEvents ? ` (${s.droppedEvents} more dropped: the EP keeps a bounded number of events)` : ''}`, ''];
+  const out = [
+    `${s.file}: ${s.events} gemm_q8 calls${s.droppedEvents ? ` (${s.droppedEvents} more dropped: the EP keeps a bounded number of events)` : ''}` +
+      (s.hostKernel ? `; host kernel ${s.hostKernel}` : ''),
+    '',
+  ];
   out.push(line(header), ...rows.map(line));
   if (model !== null)
     out.push('', `modelled: the device part of device calls (A upload, launches, C sync) on ${model}, from the cost model (docs/cost-model.md), not measured; total/median ms are whole calls measured on this machine.`);

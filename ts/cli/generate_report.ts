@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The SmolLM2 generation report as a table for people (the JSON form is the GenerationReport itself).
+import { nativeConstants } from '../native.js';
 import { ARM_LABELS, type Comparison, type GenerationReport } from './generate.js';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -14,7 +15,7 @@ export function formatGenerationReport(r: GenerationReport): string {
   const lines = [
     '',
     `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections (weights ${r.model.weights})`,
-    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), device ${r.device}; prompt ${r.promptTokens} tokens (chat template), ` +
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; prompt ${r.promptTokens} tokens (chat template), ` +
       `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
     '',
     `${'arm'.padEnd(34)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,

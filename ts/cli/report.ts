@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What onebit-run found, as one JSON-ready object and as a table for people.
 import type { OnebitCounters } from '../counters.js';
+import { nativeConstants } from '../native.js';
 import { formatModelledArms, type ModelledArms } from './modelled_arm.js';
 import type { Agreement, Timing } from './statistics.js';
 
@@ -38,7 +39,7 @@ export function formatReport(r: RunReport): string {
     : r.model.path;
   const lines = [
     `onebit-run: ${model}`,
-    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), device ${r.device}, ${r.warmup} warm-up + ${r.repeat} timed runs per length and EP`,
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}, ${r.warmup} warm-up + ${r.repeat} timed runs per length and EP`,
     r.model.defaultModel ? `model file: ${r.model.path}` : '',
     '',
     `${'len'.padStart(5)}  ${'onebit median (min..max)'.padEnd(26)}${'ORT CPU median (min..max)'.padEnd(26)} speedup  max|diff|  int8 differing  KL`,
