@@ -59,7 +59,8 @@ int32_t scalar_zero_point(const GraphIndex& g, const std::string& value, QType t
 
 // Weight scales or zero points: 1 value, or N values along the output-channel axis.
 void require_per_channel_count(const ConstTensor& t, int64_t N, const std::string& role) {
-  const bool ok = t.count() == 1 || (t.shape.size() == 1 && t.shape[0] == N);
+  // Per tensor: a scalar or a one-element 1-D tensor (ORT refuses e.g. [1, 1] for DequantizeLinear).
+  const bool ok = t.is_scalar() || (t.shape.size() == 1 && t.shape[0] == N);
   require(ok, role + " has shape " + shape_string(t.shape) + "; expected one value or [" + std::to_string(N) + "]");
 }
 

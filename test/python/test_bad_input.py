@@ -184,10 +184,12 @@ def test_near_miss_is_declined_and_matches_cpu(name, ep_lib):
             es.assert_exact(g, c, f"{name}: output with the EP registered vs ORT CPU alone")
 
 
-def weight_zero_point_shaped_unlike_scale(zp_count, scale_count):
+def weight_zero_point_shaped_unlike_scale(zp_count, scale_count, zp_shape=None):
     def build():
         rng = np.random.default_rng(12)
         zp = rng.integers(-5, 6, size=N).astype(np.int8) if zp_count > 1 else np.array(2, np.int8)
+        if zp_shape is not None:
+            zp = zp.reshape(zp_shape)
         scale = rng.uniform(0.005, 0.02, size=N).astype(np.float32) if scale_count > 1 else np.float32(0.01)
         xi, xn = _x_dq()
         wi, wn = _w_dq(scale=scale, zp=zp, axis=1)
@@ -199,6 +201,8 @@ def weight_zero_point_shaped_unlike_scale(zp_count, scale_count):
 REFUSED_AT_RUN_TIME = {
     "per_channel_weight_zp_per_tensor_scale": (weight_zero_point_shaped_unlike_scale(N, 1), "x_zero_point must be null"),
     "per_tensor_weight_zp_per_channel_scale": (weight_zero_point_shaped_unlike_scale(1, N), "x_zero_point must be null"),
+    # Found by matcher_fuzz.py: one value, but rank 2 (ORT wants a scalar or a 1-D tensor).
+    "weight_zp_one_value_rank_2": (weight_zero_point_shaped_unlike_scale(1, 1, (1, 1)), "x_zero_point must be null"),
     "dequantize_output_dtype_float16": (lambda: dequantize_to_float16()[0], "Tensor type mismatch"),
 }
 
