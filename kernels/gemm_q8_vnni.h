@@ -19,6 +19,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/gemm_q8_kernels.h"
 
@@ -29,6 +30,32 @@ constexpr int64_t kQuadBytes = 4 * kBlockN;  // one k quad of a block: one 64-by
 // The first pass over a block reads it from memory: prefetch this far ahead of the hardware
 // prefetcher (the AVX2 kernel's measured distance).
 constexpr int64_t kVnniPrefetchBytes = 2048;
+
+// The ymm register type. kEvex picks vpdpbusd's encoding: VEX (AVX-VNNI, the avxvnni kernel, no
+// AVX-512 needed) or EVEX (AVX-512 VL + VNNI: lets the tests run the ymm kernel on AVX-512 CPUs,
+// which lack AVX-VNNI). vpdpbusd is written out as the zmm kernel's is (GCC 12 copies the
+// accumulator around the intrinsic).
+template <bool kEvex>
+struct Ymm {
+  using Reg = __m256i;
+  static constexpr int kLanes = 8;
+  static Reg zero() { return _mm256_setzero_si256(); }
+  static Reg load(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static Reg broadcast(const uint8_t* p) {
+    int32_t quad;
+    std::memcpy(&quad, p, sizeof(quad));
+    return _mm256_set1_epi32(quad);
+  }
+  static Reg dpbusd(Reg acc, Reg x, Reg w) {
+    if constexpr (kEvex)
+      __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "vm"(w));
+    else
+      __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(x), "xm"(w));
+    return acc;
+  }
+  static Reg add(Reg a, Reg b) { return _mm256_add_epi32(a, b); }
+  static void store(int32_t* p, Reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+};
 
 // Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
 // weights in cache: 6×4 and 12×2 within noise of it, 16×1 10-25 % slower); ymm (16 registers,

@@ -23,28 +23,9 @@
 
 namespace {
 
-// The AVX-VNNI kernel's Ymm, but for the encoding of vpdpbusd.
-struct YmmEvex {
-  using Reg = __m256i;
-  static constexpr int kLanes = 8;
-  static Reg zero() { return _mm256_setzero_si256(); }
-  static Reg load(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static Reg broadcast(const uint8_t* p) {
-    int32_t quad;
-    std::memcpy(&quad, p, sizeof(quad));
-    return _mm256_set1_epi32(quad);
-  }
-  static Reg dpbusd(Reg acc, Reg x, Reg w) {
-    __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "vm"(w));
-    return acc;
-  }
-  static Reg add(Reg a, Reg b) { return _mm256_add_epi32(a, b); }
-  static void store(int32_t* p, Reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-};
-
 void gemm_q8_blocks_ymm_evex(const onebit::PreparedActivation& x, const onebit::PackedWeights& w,
                              int64_t block_begin, int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  onebit::gemm_q8_blocks_vnni<YmmEvex>(x, w, block_begin, block_end, acc, acc_stride);
+  onebit::gemm_q8_blocks_vnni<onebit::Ymm</*kEvex=*/true>>(x, w, block_begin, block_end, acc, acc_stride);
 }
 
 }  // namespace
