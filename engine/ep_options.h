@@ -33,7 +33,8 @@ struct EpOptions {
   // Device lock (npu::kLockPolicyNames): "call" (taken per call, default) or "session" (kept from
   // the first call on).
   std::string device_lock = "call";
-  // Longest wait for one call's launches before it falls back to the host. Bounded (one day) so
+  // Longest a device call may take (queueing behind the shape's earlier calls included) before it
+  // falls back to the host. Bounded (one day) so
   // that now + timeout cannot overflow the clock's nanosecond count.
   int64_t device_timeout_ms = 30000;
   static constexpr int64_t kMaxDeviceTimeoutMs = 86'400'000;

@@ -25,7 +25,10 @@ export interface OnebitOptions {
   routes?: string;
   /** When the device lock is taken: per 'call' (default; the array is free between calls) or per 'session'. */
   deviceLock?: OnebitDeviceLock;
-  /** How long one device call may take before it is cancelled and run on the host. Integer > 0, default 30000. */
+  /**
+   * How long one device call may take, its wait behind earlier calls of the same shape included,
+   * before it is cancelled and run on the host. Integer 1..86400000 (one day), default 30000.
+   */
   deviceTimeoutMs?: number;
   /**
    * true: print the EP's counter line to stderr when the session is released. A string: also
