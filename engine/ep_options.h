@@ -34,8 +34,8 @@ struct EpOptions {
   // the first call on).
   std::string device_lock = "call";
   // Longest a device call may take (queueing behind the shape's earlier calls included) before it
-  // falls back to the host. Bounded (one day) so
-  // that now + timeout cannot overflow the clock's nanosecond count.
+  // falls back to the host. Bounded (one day) so that now + timeout cannot overflow the clock's
+  // nanosecond count.
   int64_t device_timeout_ms = 30000;
   static constexpr int64_t kMaxDeviceTimeoutMs = 86'400'000;
   // Print the counter summary line to stderr when the session is released.
