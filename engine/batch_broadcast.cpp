@@ -56,7 +56,7 @@ bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vecto
   const size_t rank = std::max(x_batch.size(), w_batch.size());
   const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(w_batch, rank);
   for (size_t i = 0; i < rank; ++i)
-    if (x[i] >= 0 && x[i] != 1 && w[i] != 1 && x[i] != w[i]) return false;
+    if (x[i] >= 0 && w[i] >= 0 && x[i] != 1 && w[i] != 1 && x[i] != w[i]) return false;
   return true;
 }
 

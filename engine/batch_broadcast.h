@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX MatMul broadcasting between the batch dims of an activation [..., M, K] and those of a
-// batched constant weight [B..., K, N]: numpy rules, dims aligned from the right, a dim of 1
+// batched weight [B..., K, N]: numpy rules, dims aligned from the right, a dim of 1
 // stretches. E.g. x [1, M, K] with W [3, K, N] gives y [3, M, N]; x [M, K] with W [3, K, N] too.
 #pragma once
 #include <cstddef>
@@ -20,7 +20,8 @@ struct BatchBroadcast {
 // nullopt when the dims do not broadcast (all dims known, >= 0).
 std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch);
 
-// Whether dims known only in part (a negative dim is symbolic) can broadcast at run time.
+// Whether dims known only in part (a negative dim, on either side, is symbolic) can broadcast at
+// run time.
 bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch);
 
 }  // namespace onebit

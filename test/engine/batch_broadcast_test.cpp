@@ -47,6 +47,8 @@ TEST(BatchBroadcast, MismatchedDimsDoNotBroadcast) {
   EXPECT_TRUE(batches_may_broadcast({-1}, {3}));
   EXPECT_TRUE(batches_may_broadcast({1}, {3}));
   EXPECT_TRUE(batches_may_broadcast({5, -1}, {3}));
+  EXPECT_TRUE(batches_may_broadcast({2, 12}, {-1, 12}));  // a symbolic dim on either side
+  EXPECT_FALSE(batches_may_broadcast({2, 12}, {-1, 9}));
 }
 
 }  // namespace
