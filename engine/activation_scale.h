@@ -2,12 +2,17 @@
 // The epilogue of one call of a group whose activation scale is computed per call
 // (DynamicQuantizeLinear → MatMulInteger → Cast → Mul(s_x · s_w)).
 #pragma once
+#include <vector>
+
 #include "engine/fused_group.h"
 
 namespace onebit {
 
-// g's epilogue with scale[n] = float(s_x * g.w_scale[n]): the float32 product the model's Mul
-// computes, so any s_x (0, Inf, NaN included) scales exactly as the model says.
+// `base` with scale[n] = float(s_x * w_scale[n]): the float32 product the model's Mul computes,
+// so any s_x (0, Inf, NaN included) scales exactly as the model says.
+Epilogue epilogue_for_scales(const Epilogue& base, float x_scale, const std::vector<float>& w_scale);
+
+// g's epilogue scaled by x_scale and g's constant weight scales.
 Epilogue epilogue_for_activation_scale(const FusedGroup& g, float x_scale);
 
 }  // namespace onebit

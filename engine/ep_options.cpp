@@ -81,6 +81,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   }
   const char* env = std::getenv("ONEBIT_EP_TRACE");
   if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
+  options.activation_matmuls = activation_matmuls_from_env();
   return options;
 }
 

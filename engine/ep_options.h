@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/activation_matmul_policy.h"
 #include "npu/cost_model.h"
 
 namespace onebit {
@@ -47,9 +48,13 @@ struct EpOptions {
   // "xdna1", "xdna2" or a cost file (*.json): device calls also report their modelled time on
   // that hardware (npu/cost_model.h), in the trace. Read once, here.
   std::optional<npu::CostModel> cost_model;
+  // Which activation × activation groups are claimed (ONEBIT_ACTIVATION_MATMULS; not an option:
+  // the measured rule is the product's, the override is for benchmarks and tests).
+  ActivationMatmuls activation_matmuls = ActivationMatmuls::Measured;
 };
 
-// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE.
+// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE and
+// ONEBIT_ACTIVATION_MATMULS.
 // Unknown keys and bad values throw std::invalid_argument naming the key and what is valid.
 EpOptions parse_ep_options(const std::map<std::string, std::string>& entries);
 

@@ -34,7 +34,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       } else {
         const GroupMatch& match = std::get<GroupMatch>(result);
         try {
-          read_group(match, index);
+          if (read_group(match, index).plan.w_dynamic) {
+            const std::string decline = activation_matmul_decline(self(ep).session.options.activation_matmuls);
+            if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
+          }
           std::vector<const OrtNode*> nodes;
           for (const NodeInfo* n : match.nodes) nodes.push_back(n->node);
           for (const OrtNode* n : nodes)

@@ -8,6 +8,7 @@
 
 #include "engine/activation_scale.h"
 #include "engine/batch_broadcast.h"
+#include "engine/call_operand.h"
 #include "engine/group_call.h"
 #include "kernels/dynamic_quantize.h"
 #include "kernel_inputs.h"
@@ -15,6 +16,27 @@
 namespace onebit {
 
 namespace {
+
+// The weight a call multiplies by: the compiled one's dims, or those of this call's B.
+struct WeightDims {
+  std::vector<int64_t> batch;
+  int64_t K = 0;
+  int64_t N = 0;
+};
+
+// Checks a non-constant B against what was compiled.
+WeightDims call_operand_dims(const GroupPlan& plan, const TensorShape& b) {
+  auto fail = [&](const std::string& why) {
+    throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": B '" + plan.w_input + "' of shape " +
+                                             shape_string(b.dims) + " " + type_name(b.type) + " " + why);
+  };
+  const ONNXTensorElementDataType type = element_type_of(plan.w_type);
+  if (b.type != type) fail("has the wrong type; compiled for " + type_name(type));
+  if (b.dims.size() < 2 || b.dims.size() > 4) fail("has an unsupported rank");
+  WeightDims w{{b.dims.begin(), b.dims.end() - 2}, b.dims[b.dims.size() - 2], b.dims.back()};
+  if (w.K > kMaxK) fail("has K > " + std::to_string(kMaxK) + " (int32 accumulators could overflow)");
+  return w;
+}
 
 // How one call maps onto the packed weights: M rows per entry, the output's dims, and for a
 // batched weight which activation entry meets which weight entry (ONNX MatMul broadcasting).
@@ -24,8 +46,8 @@ struct CallShape {
   BatchBroadcast batches;  // a 2-D weight: one entry, 0 with 0
 };
 
-// Checks the activation against what was compiled.
-CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
+// Checks the activation against what was compiled and against the weight w.
+CallShape call_shape(const GroupPlan& plan, const TensorShape& x, const WeightDims& w) {
   auto fail = [&](const std::string& why) {
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
@@ -33,9 +55,9 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
   const ONNXTensorElementDataType type = plan.quantizes_x ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
   if (x.type != type) fail("has the wrong type; compiled for " + type_name(type));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
-  if (x.dims.back() != plan.K) fail("does not match the weight's K=" + std::to_string(plan.K));
+  if (x.dims.back() != w.K) fail("does not match the weight's K=" + std::to_string(w.K));
   CallShape shape;
-  if (plan.batch.empty()) {
+  if (w.batch.empty()) {
     // A 2-D weight: every leading dim is rows.
     shape.M = 1;
     for (size_t i = 0; i + 1 < x.dims.size(); ++i) shape.M *= x.dims[i];
@@ -43,22 +65,23 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
     shape.y_dims = x.dims;
   } else {
     const std::vector<int64_t> x_batch(x.dims.begin(), x.dims.end() - 2);
-    auto batches = broadcast_batches(x_batch, plan.batch);
-    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(plan.batch));
+    auto batches = broadcast_batches(x_batch, w.batch);
+    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(w.batch));
     shape.M = x.dims[x.dims.size() - 2];
     shape.batches = std::move(*batches);
     shape.y_dims = shape.batches.dims;
-    shape.y_dims.insert(shape.y_dims.end(), {shape.M, plan.K});
+    shape.y_dims.insert(shape.y_dims.end(), {shape.M, w.K});
   }
-  shape.y_dims.back() = plan.N;
+  shape.y_dims.back() = w.N;
   return shape;
 }
 
-// This call's quantized activation, zero point and epilogue: the compiled ones, or those of a
+// This call's quantized activation, zero points and epilogue: the compiled ones, or those of a
 // quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
 struct CallActivation {
   const uint8_t* data = nullptr;
   int32_t zero_point = 0;
+  int32_t w_zero_point = 0;          // a non-constant B's
   std::optional<Epilogue> epilogue;  // empty: the plan's
   std::vector<uint8_t> quantized;    // what this call quantized
 };
@@ -70,6 +93,7 @@ CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* cont
   CallActivation a;
   a.data = static_cast<const uint8_t*>(data);
   a.zero_point = plan.x_zero_point;
+  a.w_zero_point = plan.w_zero_point;
   if (plan.quantizes_x) {
     a.quantized.resize(count);
     const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
@@ -78,9 +102,18 @@ CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* cont
     a.epilogue = epilogue_for_activation_scale(plan, q.scale);
     return a;
   }
-  if (kernel.inputs.x_zero_point) a.zero_point = read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan);
-  if (kernel.inputs.x_scale)
-    a.epilogue = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
+  const KernelInputs& in = kernel.inputs;
+  if (in.x_zero_point)
+    a.zero_point = read_zero_point(context, *in.x_zero_point, plan.x_type, plan,
+                                   "activation zero point '" + plan.x_zero_point_input + "'");
+  if (in.w_zero_point)
+    a.w_zero_point = read_zero_point(context, *in.w_zero_point, plan.w_type, plan,
+                                     "B zero point '" + plan.w_zero_point_input + "'");
+  if (!in.x_scale) return a;
+  const float x_scale = read_scale(context, *in.x_scale, plan, "activation scale '" + plan.x_scale_input + "'");
+  a.epilogue = in.w_scale ? epilogue_for_scales(plan.epilogue, x_scale,
+                                                {read_scale(context, *in.w_scale, plan, "B scale '" + plan.w_scale_input + "'")})
+                          : epilogue_for_activation_scale(plan, x_scale);
   return a;
 }
 
@@ -98,11 +131,11 @@ TaskRunner intra_op_tasks(OrtKernelContext* context) {
   };
 }
 
-void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t start_us, const CallResult& call) {
+void trace_call(TraceFile& file, const FusedGroup& group, int64_t rows, uint64_t start_us, const CallResult& call) {
   TraceEvent event;
-  event.node = plan.name;
-  event.K = plan.K;
-  event.N = plan.N;
+  event.node = group.name;
+  event.K = group.K;
+  event.N = group.N;
   event.rows = rows;
   event.on_device = call.on_device();
   event.reason = route_reason_name(call.reason);
@@ -120,18 +153,17 @@ void trace_call(TraceFile& file, const GroupPlan& plan, int64_t rows, uint64_t s
   file.record(event);
 }
 
-// One batch entry through the engine, then its counters, a warning for a device failure, and
-// its trace event.
-void run_batch(FusedKernel& kernel, const CallSite& site, size_t batch, const Activation& a, const Epilogue& epilogue,
-               int32_t* acc, void* y) {
-  SessionContext& session = kernel.session;
+// One batch entry of `group` (the kernel's plan, or this call's packed B) through the engine,
+// then its counters, a warning for a device failure, and its trace event.
+void run_batch(SessionContext& session, FusedGroup& group, const CallSite& site, size_t batch, const Activation& a,
+               const Epilogue& epilogue, int32_t* acc, void* y) {
   const uint64_t start_us = trace_clock_us();
-  const CallResult call = run_call(kernel.plan, site, batch, a, epilogue, acc, y);
+  const CallResult call = run_call(group, site, batch, a, epilogue, acc, y);
   if (call.reason == RouteReason::Fallback && session.device_warnings.first_time(call.device_error))
     log(session.logger, ORT_LOGGING_LEVEL_WARNING,
-        "onebit: " + kernel.plan.name + ": device call failed, ran on the host: " + call.device_error);
+        "onebit: " + group.name + ": device call failed, ran on the host: " + call.device_error);
   count_call(session.counters, call);
-  if (session.trace_file) trace_call(*session.trace_file, kernel.plan, a.M, start_us, call);
+  if (session.trace_file) trace_call(*session.trace_file, group, a.M, start_us, call);
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
@@ -140,29 +172,44 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     const GroupPlan& plan = kernel.plan;
     const OrtValue* x = kernel_input(context, kernel.inputs.x);
     const TensorShape x_shape = shape_of(x);
-    const CallShape shape = call_shape(plan, x_shape);
+    const OrtValue* b = kernel.inputs.w ? kernel_input(context, *kernel.inputs.w) : nullptr;
+    const WeightDims w = b ? call_operand_dims(plan, shape_of(b)) : WeightDims{plan.batch, plan.K, plan.N};
+    const CallShape shape = call_shape(plan, x_shape, w);
     const int64_t M = shape.M;
     OrtValue* y = nullptr;
     check(ort().KernelContext_GetOutput(context, 0, shape.y_dims.data(), shape.y_dims.size(), &y));
     void* y_data = nullptr;
     check(ort().GetTensorMutableData(y, &y_data));
 
-    const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
+    CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
       const CallActivation x_call = call_activation(kernel, context, x, x_count);
       const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
-      std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
-      const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
-      for (size_t o = 0; o < shape.batches.x_entry.size() && M > 0; ++o) {
-        const Activation a{x_call.data + shape.batches.x_entry[o] * M * plan.K, plan.x_type, x_call.zero_point, M};
-        run_batch(kernel, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
+      const bool empty = M == 0 || w.N == 0;  // a non-constant B may have N = 0
+      FusedGroup* group = &kernel.plan;
+      FusedGroup call_b;  // a non-constant B, packed for this call; host only (see call_operand.h)
+      if (b != nullptr && !empty) {
+        size_t entries = 1;
+        for (int64_t d : w.batch) entries *= static_cast<size_t>(d);
+        const void* b_data = nullptr;
+        check(ort().GetTensorData(b, &b_data));
+        call_b = pack_call_operand({b_data, plan.w_type, x_call.w_zero_point, w.K, w.N, entries});
+        call_b.name = plan.name;
+        group = &call_b;
+        site.device = nullptr;
+      }
+      std::vector<int32_t> acc(static_cast<size_t>(M * w.N));
+      const size_t y_step = static_cast<size_t>(M * w.N) * output_element_size(plan.epilogue.kind);
+      for (size_t o = 0; o < shape.batches.x_entry.size() && !empty; ++o) {
+        const Activation a{x_call.data + shape.batches.x_entry[o] * M * w.K, plan.x_type, x_call.zero_point, M};
+        run_batch(kernel.session, *group, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
                   static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +
-                                   " rows (" + std::to_string(M * plan.N * 4) + " bytes of int32 accumulators)");
+                                   " rows (" + std::to_string(M * w.N * 4) + " bytes of int32 accumulators)");
     }
     count(kernel.session.counters, Counter::QdqRuns);
   });

@@ -52,7 +52,8 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   if (dq_x == nullptr) throw Declined{"input A is not a DequantizeLinear used only here"};
   const NodeInfo* dq_w = private_dequantize(g, anchor.input(1));
   if (dq_w == nullptr) throw Declined{"input B is not a DequantizeLinear used only here"};
-  if (g.constant(dq_w->input(0)) == std::nullopt) throw Declined{"weight '" + dq_w->input(0) + "' is not a constant initializer"};
+  m.w_dynamic = !g.constant(dq_w->input(0));
+  if (m.w_dynamic && anchor.op_type == "Gemm") throw Declined{"Gemm with a non-constant B '" + dq_w->input(0) + "'"};
   if (g.constant(dq_x->input(0)) != std::nullopt) throw Declined{"activation '" + dq_x->input(0) + "' is a constant"};
   decline_unsupported_dequantize(*dq_x);
   decline_unsupported_dequantize(*dq_w);
@@ -130,13 +131,15 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   const std::string scales = mul->input(0) == acc_float ? mul->input(1) : mul->input(0);
   const NodeInfo* scales_mul = g.producer(scales);
   if (scales == acc_float || !is_op(scales_mul, "Mul") || sole_consumer(g, scales) == nullptr) return;
-  // The weight scale is the constant factor; read_group checks both.
+  // The weight scale is the constant factor; read_group checks both. With a non-constant B both
+  // may be per call, and which is which does not matter: the float32 product commutes.
   const bool w_first = g.constant(scales_mul->input(0)).has_value();
   m.kind = GroupKind::DynamicMatMulInteger;
   m.w_scale = scales_mul->input(w_first ? 0 : 1);
   m.x_scale = scales_mul->input(w_first ? 1 : 0);
   m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
   match_tail(g, m, mul->outputs.at(0));
+  if (m.w_dynamic) return;  // both operands' DynamicQuantizeLinears stay with ORT
   // Its DynamicQuantizeLinear joins the group when nothing else reads its outputs.
   const NodeInfo* dql = g.producer(m.x);
   if (is_op(dql, "DynamicQuantizeLinear") && dql->outputs.size() == 3 && dql->outputs[1] == m.x_scale &&
@@ -165,6 +168,7 @@ void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& 
     m.x_zero_point = anchor.input(2);
     m.w_zero_point = anchor.input(3);
   }
+  m.w_dynamic = !g.constant(m.w);
   m.output = anchor.outputs.at(0);
   if (m.kind == GroupKind::MatMulInteger) match_dynamic_tail(g, m);
 }

@@ -6,6 +6,8 @@
 // Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
 // DynamicQuantizeLinear, fused too when all its outputs feed this group only (the kernel then
 // takes the float activation), else left to ORT and its outputs read per call.
+// Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
+// packed per call, and the quantize_dynamic chain's two scales may both be per call.
 #pragma once
 #include <string>
 #include <variant>
@@ -23,7 +25,8 @@ struct GroupMatch {
   std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
   std::string x_float;                   // input of a fused DynamicQuantizeLinear; "" = none
-  std::string w, w_scale, w_zero_point;  // constant weight
+  std::string w, w_scale, w_zero_point;  // the weight (B)
+  bool w_dynamic = false;                // B is not a constant: it changes per call
   bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
   int64_t w_axis = 1;                    // the weight DequantizeLinear's axis attribute
   std::string bias;                      // float bias, or int32 bias with bias_scale

@@ -85,7 +85,7 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
           "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
               std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
   const int64_t k = x.shape->back();
-  require(k < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
+  require(k < 0 || plan.K < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
   if (!plan.batch.empty()) {
     const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
     require(batches_may_broadcast(x_batch, plan.batch), "activation '" + m.x + "' batch dims " +
@@ -98,7 +98,8 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     plan.quantizes_x = true;
     return;
   }
-  if (m.kind == GroupKind::DynamicMatMulInteger && !m.x_zero_point.empty() && !g.constant(m.x_zero_point)) {
+  const bool integer = m.kind == GroupKind::DynamicMatMulInteger || (m.kind == GroupKind::MatMulInteger && m.w_dynamic);
+  if (integer && !m.x_zero_point.empty() && !g.constant(m.x_zero_point)) {
     require_runtime_scalar(g, m.x_zero_point, element_type_of(plan.x_type), "activation zero point");
     plan.x_zero_point_input = m.x_zero_point;
     return;
@@ -106,7 +107,39 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   plan.x_zero_point = scalar_zero_point(g, m.x_zero_point, plan.x_type, "activation zero point");
 }
 
+// A non-constant B: its type and declared shape; a per-tensor zero point, constant or (in the
+// MatMulInteger kinds, as quantize_dynamic writes them) read per call.
+void read_call_operand(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  const ValueType b = g.type_of(m.w);
+  const auto type = qtype_of(b.element);
+  require(type.has_value(), "B '" + m.w + "' has type " + type_name(b.element) + "; expected int8 or uint8");
+  require(b.shape.has_value() && b.shape->size() >= 2 && b.shape->size() <= 4,
+          "B '" + m.w + "' has rank " + std::to_string(b.shape ? b.shape->size() : 0) + "; supported ranks are 2 to 4");
+  plan.w_dynamic = true;
+  plan.w_type = *type;
+  plan.w_input = m.w;
+  plan.batch.assign(b.shape->begin(), b.shape->end() - 2);
+  plan.K = (*b.shape)[b.shape->size() - 2];
+  plan.N = b.shape->back();
+  require(plan.K <= kMaxK, "B '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
+                               " (int32 accumulators could overflow)");
+  const bool integer = m.kind == GroupKind::MatMulInteger || m.kind == GroupKind::DynamicMatMulInteger;
+  if (integer && !m.w_zero_point.empty() && !g.constant(m.w_zero_point)) {
+    require_runtime_scalar(g, m.w_zero_point, b.element, "B zero point");
+    plan.w_zero_point_input = m.w_zero_point;
+    return;
+  }
+  plan.w_zero_point = scalar_zero_point(g, m.w_zero_point, plan.w_type, "zero point of the non-constant B");
+}
+
+// A non-constant B is quantized per tensor: one scale (a per-channel one is rare and declined).
+void require_per_tensor_call_operand(const GroupPlan& plan, const ConstTensor& scale, const std::string& role) {
+  require(!plan.w_dynamic || scale.is_scalar(),
+          role + " has shape " + shape_string(scale.shape) + ": a non-constant B must be quantized per tensor");
+}
+
 void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
+  if (m.w_dynamic) return read_call_operand(m, g, src.plan);
   src.w = need_constant(g, m.w, "weight");
   const auto type = qtype_of(src.w.type);
   require(type.has_value(), "weight '" + m.w + "' has type " + type_name(src.w.type) + "; expected int8 or uint8");
@@ -145,6 +178,7 @@ void read_qdq_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   const double sx = scalar_scale(g, m.x_scale, "activation scale", false).as_double(0);
   ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
   require(is_scale_type(sw.type, false), "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
+  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.w_scale + "'");
   require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
   require_positive_scales(sw, "weight scale '" + m.w_scale + "'");
   if (sw.count() > 1) {
@@ -197,9 +231,18 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
 }
 
 // quantize_dynamic's Mul(x_scale, w_scale): the weight scales are constants; the activation
-// scale is read per call unless it is a constant too.
+// scale is read per call unless it is a constant too. With a non-constant B both may be per call
+// (the matcher names a constant factor w_scale, so a per-call w_scale has a per-call x_scale).
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  if (plan.w_dynamic && !g.constant(m.w_scale)) {
+    require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale");
+    require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
+    plan.w_scale_input = m.w_scale;
+    plan.x_scale_input = m.x_scale;
+    return;
+  }
   ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
+  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.w_scale + "'");
   require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
   require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
   for (size_t n = 0; n < sw.count(); ++n) plan.w_scale.push_back(static_cast<float>(sw.as_double(n)));
@@ -222,6 +265,7 @@ void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
   const ConstTensor sy = scalar_scale(g, m.y_scale, "y_scale", true);
   ConstTensor sb = need_constant(g, m.w_scale, "b_scale");
   require(sb.type == sa.type && sy.type == sa.type, "QLinearMatMul scales of different types");
+  require_per_tensor_call_operand(plan, sb, "b_scale '" + m.w_scale + "'");
   require_per_channel_count(sb, plan.N, "b_scale '" + m.w_scale + "'");
   require_positive_scales(sb, "b_scale '" + m.w_scale + "'");
   const bool half = sa.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
@@ -266,6 +310,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 
 GroupPlan pack_group(GroupSource src) {
   GroupPlan plan = std::move(src.plan);
+  if (plan.w_dynamic) return plan;  // B is packed per call
   const int64_t per_batch = plan.K * plan.N;
   const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);

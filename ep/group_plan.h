@@ -27,6 +27,13 @@ struct GroupPlan : FusedGroup {
   std::string x_scale_input, x_zero_point_input;
   // The group runs its DynamicQuantizeLinear: the kernel's activation is float, quantized per call.
   bool quantizes_x = false;
+  // Activation × activation: B (`w_input`, rank 2-4, per tensor) is an input packed per call; K, N
+  // and batch are what the model declares (-1 where symbolic). Its scale and zero point are
+  // constants (w_scale / w_zero_point) or inputs read per call (their names).
+  bool w_dynamic = false;
+  QType w_type = QType::Int8;
+  int32_t w_zero_point = 0;
+  std::string w_input, w_scale_input, w_zero_point_input;
 };
 
 // The plan plus a view of the weight still owned by ORT (valid during GetCapability/Compile).
@@ -37,7 +44,7 @@ struct GroupSource {
   bool w_is_nk = false;
   std::vector<int32_t> w_zero_points;  // 1 or N values; empty = 0
 
-  size_t batches() const { return w.count() / static_cast<size_t>(plan.K * plan.N); }
+  size_t batches() const { return plan.w_dynamic ? 0 : w.count() / static_cast<size_t>(plan.K * plan.N); }
   // The weight of a single-batch group, for the device leg.
   WeightSource weight() const { return {w.data, w_type, plan.K, plan.N, w_is_nk}; }
 };

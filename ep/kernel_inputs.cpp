@@ -33,6 +33,9 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
   inputs.x = index_of(x);
   if (!plan.x_scale_input.empty()) inputs.x_scale = index_of(plan.x_scale_input);
   if (!plan.x_zero_point_input.empty()) inputs.x_zero_point = index_of(plan.x_zero_point_input);
+  if (plan.w_dynamic) inputs.w = index_of(plan.w_input);
+  if (!plan.w_scale_input.empty()) inputs.w_scale = index_of(plan.w_scale_input);
+  if (!plan.w_zero_point_input.empty()) inputs.w_zero_point = index_of(plan.w_zero_point_input);
   return inputs;
 }
 
@@ -61,16 +64,14 @@ const void* scalar_data(OrtKernelContext* context, size_t index, ONNXTensorEleme
 
 }  // namespace
 
-float read_activation_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan) {
-  const void* data = scalar_data(context, index, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, plan,
-                                 "activation scale '" + plan.x_scale_input + "'");
-  return *static_cast<const float*>(data);
+float read_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan, const std::string& role) {
+  return *static_cast<const float*>(scalar_data(context, index, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, plan, role));
 }
 
-int32_t read_activation_zero_point(OrtKernelContext* context, size_t index, const GroupPlan& plan) {
-  const void* data = scalar_data(context, index, element_type_of(plan.x_type), plan,
-                                 "activation zero point '" + plan.x_zero_point_input + "'");
-  return plan.x_type == QType::Int8 ? *static_cast<const int8_t*>(data) : *static_cast<const uint8_t*>(data);
+int32_t read_zero_point(OrtKernelContext* context, size_t index, QType type, const GroupPlan& plan,
+                        const std::string& role) {
+  const void* data = scalar_data(context, index, element_type_of(type), plan, role);
+  return type == QType::Int8 ? *static_cast<const int8_t*>(data) : *static_cast<const uint8_t*>(data);
 }
 
 }  // namespace onebit

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a fused kernel reads from its context: which input is the activation and which carry a
-// per-call activation scale or zero point, and those scalars, checked, at each call.
+// What a fused kernel reads from its context: which input is the activation (and a non-constant
+// B) and which carry a per-call scale or zero point, and those scalars, checked, at each call.
 #pragma once
 #include <onnxruntime_c_api.h>
 
@@ -26,6 +26,9 @@ struct KernelInputs {
   size_t x = 0;
   std::optional<size_t> x_scale;       // per-call activation scale (float, one element)
   std::optional<size_t> x_zero_point;  // per-call activation zero point (x's type, one element)
+  std::optional<size_t> w;             // a non-constant B
+  std::optional<size_t> w_scale;       // its per-call scale (float, one element)
+  std::optional<size_t> w_zero_point;  // its per-call zero point (B's type, one element)
 };
 
 // Throws OrtError if a value the plan reads per call is not among the fused node's inputs.
@@ -34,10 +37,12 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
 
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
 
-// The one float of input `index` (the activation scale), or an OrtError naming the group.
-float read_activation_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan);
+// The one float of input `index` (a scale), or an OrtError naming the group and `role`
+// (e.g. "activation scale 'x_scale'").
+float read_scale(OrtKernelContext* context, size_t index, const GroupPlan& plan, const std::string& role);
 
-// The one int8/uint8 of input `index`, of the activation's type, widened.
-int32_t read_activation_zero_point(OrtKernelContext* context, size_t index, const GroupPlan& plan);
+// The one int8/uint8 of input `index`, of `type`, widened.
+int32_t read_zero_point(OrtKernelContext* context, size_t index, QType type, const GroupPlan& plan,
+                        const std::string& role);
 
 }  // namespace onebit

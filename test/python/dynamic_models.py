@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Float models for onnxruntime.quantization.quantize_dynamic, used by test_dynamic_quant.py and
-bench/bench_dynamic.py: MatMuls sharing one input, and a small transformer encoder (BERT layout:
-attention with Q/K/V/output projections, LayerNorm, a GELU feed-forward, mean pooling)."""
+"""Float models for onnxruntime.quantization, used by test_dynamic_quant.py, test_activation_matmul.py
+and bench/bench_dynamic.py: MatMuls sharing one input, a small transformer encoder (BERT layout:
+attention with Q/K/V/output projections, LayerNorm, a GELU feed-forward, mean pooling), and
+attention's activation x activation MatMul with the three quantized forms ORT's quantizers give it."""
 from __future__ import annotations
 
 import pathlib
@@ -9,7 +10,7 @@ import pathlib
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantType, quantize_dynamic
+from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
 
 
 def finish(graph) -> onnx.ModelProto:
@@ -94,4 +95,46 @@ def dynamic_quantized(model, directory: pathlib.Path, per_channel=True, weight_t
     src, dst = pathlib.Path(directory) / "float.onnx", pathlib.Path(directory) / "dynamic.onnx"
     onnx.save(model, src)
     quantize_dynamic(src, dst, per_channel=per_channel, weight_type=weight_type, reduce_range=reduce_range)
+    return onnx.load(dst)
+
+
+def attention_matmul(a_shape, b_shape, probabilities=False) -> onnx.ModelProto:
+    """y = a @ b with both operands graph inputs: attention's QKᵀ ([B,H,S,D] x [B,H,D,S]) or PV
+    ([B,H,S,S] x [B,H,S,D]; probabilities=True feeds a through a Softmax, as attention does)."""
+    nodes, a = [], "a"
+    if probabilities:
+        nodes.append(helper.make_node("Softmax", ["a"], ["p"], name="softmax", axis=-1))
+        a = "p"
+    nodes.append(helper.make_node("MatMul", [a, "b"], ["y"], name="attention_matmul"))
+    graph = helper.make_graph(nodes, "attention_matmul",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a_shape)),
+                               helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b_shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return finish(graph)
+
+
+class _Feeds:
+    """A CalibrationDataReader over a list of feed dicts."""
+
+    def __init__(self, feeds):
+        self.feeds = iter(feeds)
+
+    def get_next(self):
+        return next(self.feeds, None)
+
+
+def activation_quantized(model, directory: pathlib.Path, form: str, calibration=()) -> onnx.ModelProto:
+    """An activation x activation MatMul quantized the three ways ORT's quantizers do it:
+    "dynamic": quantize_dynamic with MatMulConstBOnly off (DynamicQuantizeLinear on both inputs ->
+    MatMulInteger -> Cast -> Mul(a_scale·b_scale)); "qlinear": quantize_static, QOperator format
+    (QLinearMatMul); "qdq": quantize_static, QDQ format (DQ on both inputs -> MatMul). The static
+    forms calibrate on `calibration` (feed dicts); activations uint8, per tensor."""
+    src, dst = pathlib.Path(directory) / "float.onnx", pathlib.Path(directory) / f"{form}.onnx"
+    onnx.save(model, src)
+    if form == "dynamic":
+        quantize_dynamic(src, dst, extra_options={"MatMulConstBOnly": False})
+    else:
+        quantize_static(src, dst, _Feeds(calibration), op_types_to_quantize=["MatMul"],
+                        quant_format=QuantFormat.QOperator if form == "qlinear" else QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     return onnx.load(dst)

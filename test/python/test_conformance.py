@@ -4,9 +4,14 @@
 * QLinearMatMul / MatMulInteger cases are turned into "constant weight" variants (every input
   except the activation becomes an initializer with the test-data value): the EP must claim the
   node (trace: groups == 1, qdq runs == 1) and reproduce output_0.pb exactly.
+* The same cases with B left a graph input ("non-constant B" variants: scales and zero points
+  initializers, except MatMulInteger's zero points, which the EP reads per call) are activation x
+  activation groups: with ONEBIT_ACTIVATION_MATMULS=all the EP claims them and reproduces
+  output_0.pb exactly.
 * Every case, unmodified (all operands are graph inputs), must still match the ONNX expected
   outputs with the EP registered; the EP must decline all of them (nothing there has a constant
-  quantized weight). Cases ORT's own CPU EP cannot run are skipped with ORT's message.
+  quantized weight, and the measured rule declines activation x activation groups). Cases ORT's
+  own CPU EP cannot run are skipped with ORT's message.
 """
 from __future__ import annotations
 
@@ -55,21 +60,24 @@ def load_case(name):
     return model, inputs, outputs
 
 
-def constant_weight_variant(model: onnx.ModelProto, inputs) -> tuple[onnx.ModelProto, dict]:
-    """Every graph input except the first (the activation a / A) becomes an initializer."""
+def constant_weight_variant(model: onnx.ModelProto, inputs, keep=("a", "A")) -> tuple[onnx.ModelProto, dict]:
+    """Every graph input not named in `keep` (by default the activation a / A) becomes an initializer."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    keep = m.graph.input[0]
-    for vi, t in zip(list(m.graph.input)[1:], inputs[1:]):
+    kept = [vi for vi in m.graph.input if vi.name in keep]
+    for vi, t in zip(list(m.graph.input), inputs):
+        if vi.name in keep:
+            continue
         init = onnx.TensorProto()
         init.CopyFrom(t)
         init.name = vi.name
         m.graph.initializer.append(init)
-    del m.graph.input[1:]
-    assert m.graph.input[0].name == keep.name
+    del m.graph.input[:]
+    m.graph.input.extend(kept)
     onnx.checker.check_model(m)
     assert m.ir_version == model.ir_version and list(m.opset_import) == list(model.opset_import)
-    return m, {keep.name: es.tensor_feed(inputs[0])}
+    feeds = {vi.name: es.tensor_feed(t) for vi, t in zip(model.graph.input, inputs) if vi.name in keep}
+    return m, feeds
 
 
 def cpu_or_skip(model, feeds, expected, name):
@@ -106,8 +114,27 @@ def test_constant_weight_variant_claimed_and_exact(name, ep_lib):
     assert op not in cpu_ops, f"{name}: {op} was assigned to the CPU EP: {run.assignment}"
 
 
+# Left graph inputs in the non-constant B variants.
+NON_CONSTANT_B = ("a", "b", "A", "B", "a_zero_point", "b_zero_point")
+
+
+@pytest.mark.parametrize("name", CLAIMABLE)
+def test_non_constant_b_variant_claimed_and_exact(name, ep_lib, monkeypatch):
+    monkeypatch.setenv("ONEBIT_ACTIVATION_MATMULS", "all")
+    model, inputs, outputs = load_case(name)
+    op = model.graph.node[0].op_type
+    keep = NON_CONSTANT_B if op == "MatMulInteger" else NON_CONSTANT_B[:2]
+    variant, feeds = constant_weight_variant(model, inputs, keep)
+    assert len(feeds) == (4 if op == "MatMulInteger" else 2)
+    run = es.run_with_ep(variant, feeds)
+    es.assert_exact(run.outputs[0][0], onnx.numpy_helper.to_array(outputs[0]), f"{name} (non-constant B) with the EP")
+    assert run.counters["groups"] == 1 and run.counters["qdq runs"] == 1, \
+        f"{name}: the EP did not claim/run the {op} node: {run.counters}\n{run.stderr}"
+
+
 @pytest.mark.parametrize("name", CASES)
-def test_unmodified_case_with_ep_registered(name, ep_lib):
+def test_unmodified_case_with_ep_registered(name, ep_lib, monkeypatch):
+    monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)  # the measured rule
     model, inputs, outputs = load_case(name)
     feeds = {vi.name: es.tensor_feed(t) for vi, t in zip(model.graph.input, inputs)}
     expected = [es.expected_value(t) for t in outputs]

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Activation × activation calls: B packed per call (each batch entry) through run_call equals a
+// plain reference loop; the per-call scales' epilogue; the ONEBIT_ACTIVATION_MATMULS override.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/activation_matmul_policy.h"
+#include "engine/activation_scale.h"
+#include "engine/call_operand.h"
+#include "engine/group_call.h"
+
+namespace onebit {
+namespace {
+
+constexpr int64_t K = 21, N = 19;  // past a k quad and a column block, neither a multiple
+constexpr size_t kEntries = 3;
+
+TEST(CallOperand, EachEntryMatchesAReferenceLoop) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> b(kEntries * K * N);  // uint8 B with a zero point: the shifted fold
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  const int32_t b_zero_point = 200, x_zero_point = -5;
+  FusedGroup g = pack_call_operand({b.data(), QType::Uint8, b_zero_point, K, N, kEntries});
+  ASSERT_EQ(g.weights.size(), kEntries);
+  EXPECT_EQ(g.K, K);
+  EXPECT_EQ(g.N, N);
+  Epilogue int32_out;
+  int32_out.kind = OutputKind::Int32;
+  RoutePolicy policy;
+  const CallSite host{nullptr, &policy, {}};
+  for (int64_t M : {1, 7}) {
+    std::vector<int8_t> x(static_cast<size_t>(M * K));
+    for (auto& v : x) v = static_cast<int8_t>(byte(rng) - 128);
+    for (size_t e = 0; e < kEntries; ++e) {
+      std::vector<int32_t> acc(static_cast<size_t>(M * N)), y(acc.size());
+      const CallResult call = run_call(g, host, e, {x.data(), QType::Int8, x_zero_point, M}, int32_out, acc.data(), y.data());
+      EXPECT_EQ(call.reason, RouteReason::NoDevice);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          int64_t sum = 0;
+          for (int64_t k = 0; k < K; ++k)
+            sum += (x[m * K + k] - x_zero_point) * (int32_t(b[e * K * N + k * N + n]) - b_zero_point);
+          ASSERT_EQ(y[m * N + n], sum) << "entry " << e << " row " << m << " column " << n;
+        }
+    }
+  }
+}
+
+TEST(CallOperand, BothScalesPerCallGiveTheirFloat32Product) {
+  Epilogue base;
+  base.bias = {0.5};
+  const float sx = 0.1f, sw = 0.3f;
+  const Epilogue e = epilogue_for_scales(base, sx, {sw});
+  ASSERT_EQ(e.scale.size(), 1u);
+  EXPECT_EQ(e.scale[0], double(float(sx * sw)));  // float32, as the model's Mul computes it
+  EXPECT_EQ(e.bias, base.bias);
+}
+
+TEST(ActivationMatmulPolicy, MeasuredRuleDeclinesAndTheOverrideClaims) {
+  unsetenv("ONEBIT_ACTIVATION_MATMULS");
+  EXPECT_EQ(activation_matmuls_from_env(), ActivationMatmuls::Measured);
+  EXPECT_NE(activation_matmul_decline(ActivationMatmuls::Measured).find("measured slower than ORT"), std::string::npos);
+  setenv("ONEBIT_ACTIVATION_MATMULS", "all", 1);
+  EXPECT_EQ(activation_matmuls_from_env(), ActivationMatmuls::All);
+  EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All), "");
+  setenv("ONEBIT_ACTIVATION_MATMULS", "measured", 1);
+  EXPECT_EQ(activation_matmuls_from_env(), ActivationMatmuls::Measured);
+  setenv("ONEBIT_ACTIVATION_MATMULS", "yes", 1);
+  EXPECT_THROW(activation_matmuls_from_env(), std::invalid_argument);
+  unsetenv("ONEBIT_ACTIVATION_MATMULS");
+}
+
+}  // namespace
+}  // namespace onebit
