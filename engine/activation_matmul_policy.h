@@ -2,10 +2,11 @@
 // Whether the EP claims activation × activation groups, whose B changes per call (attention's QKᵀ
 // and PV when a quantizer quantizes them). Such a call packs B, then runs the exact kernel and
 // epilogue. Measured against ORT's CPU EP on the same models (bench/bench_dynamic.py attention;
-// MiniLM's and SmolLM2's attention shapes, S 32-512, 1 thread, AVX-512 VNNI; BENCHMARKS.md), it
-// was slower at every shape: 0.23-0.68x for QKᵀ (K = D = 32 or 64: neither the packing of B nor
-// the epilogue, once per output, is amortised over K) and 0.35-0.99x for PV (K = S), nearing
-// parity only at S = 512. So the measured rule claims none of them.
+// MiniLM's and SmolLM2's attention shapes, S 32-512, 1 thread, AVX-512 VNNI; BENCHMARKS.md), no
+// shape was reliably faster: 0.24-0.78x for QKᵀ (K = D = 32 or 64: neither the packing of B nor
+// the epilogue, once per output, is amortised over K), 0.30-0.62x for PV (K = S) up to S = 128 and
+// level at S = 512 (0.88-1.07x, within the run-to-run spread; and S is symbolic when the session
+// is created). So the measured rule claims none of them.
 #pragma once
 #include <string>
 
