@@ -12,6 +12,8 @@ integer reference (numpy int64) computed from the same integers; ORT's CPU EP is
 the bounds stated below."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -319,3 +321,19 @@ def test_b_of_unknown_rank_is_declined(ep_lib, claim_all):
     model = matmul_integer(np.dtype(np.uint8), np.dtype(np.int8), 2, 2, "constant")
     model.graph.input[1].type.tensor_type.ClearField("shape")
     assert "B 'b' has rank 0; supported ranks are 2 to 4" in verbose_capability_log(model)
+
+
+def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
+    """A group whose B changes per call has no device leg (a design holds weights uploaded once):
+    with the emulated array its calls run on the host, traced as such, and count no device work."""
+    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    model = build("qlinear", u8, s8, 4, 4)
+    rng = np.random.default_rng(8)
+    f = {"a": full_range(rng, (2, 3, 40, 16), u8), "b": full_range(rng, (2, 3, 16, 40), s8)}
+    trace = tmp_path / "trace.json"
+    run = es.run_with_ep(model, f, options={"device": "emu", "designs_dir": tmp_path / "designs",
+                                            "min_device_rows": 1, "trace": trace})
+    es.assert_exact(run.outputs[0][0], expected("qlinear", f, u8, s8), "device session")
+    assert run.groups == 1 and run.counters["device calls"] == 0 and run.counters["device fallbacks"] == 0, run.counters
+    calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "no-device", 16, 40)}
