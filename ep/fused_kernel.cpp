@@ -9,6 +9,7 @@
 #include "engine/activation_scale.h"
 #include "engine/batch_broadcast.h"
 #include "engine/group_call.h"
+#include "engine/thread_reused.h"
 #include "kernels/dynamic_quantize.h"
 #include "kernel_inputs.h"
 
@@ -55,33 +56,38 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x) {
 }
 
 // This call's quantized activation, zero point and epilogue: the compiled ones, or those of a
-// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
+// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL). The
+// quantized values and the epilogue live in this thread's reused scratch.
 struct CallActivation {
   const uint8_t* data = nullptr;
   int32_t zero_point = 0;
-  std::optional<Epilogue> epilogue;  // empty: the plan's
-  std::vector<uint8_t> quantized;    // what this call quantized
+  const Epilogue* epilogue = nullptr;
+  ThreadReused<UninitBuffer<uint8_t>> quantized;  // what this call quantized
+  ThreadReused<Epilogue> own_epilogue;            // used when the activation scale is per call
 };
 
-CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count) {
+void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
+                     CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
   const void* data = nullptr;
   check(ort().GetTensorData(x, &data));
-  CallActivation a;
   a.data = static_cast<const uint8_t*>(data);
   a.zero_point = plan.x_zero_point;
+  a.epilogue = &plan.epilogue;
   if (plan.quantizes_x) {
-    a.quantized.resize(count);
-    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
-    a.data = a.quantized.data();
+    uint8_t* quantized = a.quantized->get(count);
+    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, quantized);
+    a.data = quantized;
     a.zero_point = q.zero_point;
-    a.epilogue = epilogue_for_activation_scale(plan, q.scale);
-    return a;
+    epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
+    a.epilogue = &*a.own_epilogue;
+    return;
   }
   if (kernel.inputs.x_zero_point) a.zero_point = read_activation_zero_point(context, *kernel.inputs.x_zero_point, plan);
-  if (kernel.inputs.x_scale)
-    a.epilogue = epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan));
-  return a;
+  if (kernel.inputs.x_scale) {
+    epilogue_for_activation_scale(plan, read_activation_scale(context, *kernel.inputs.x_scale, plan), *a.own_epilogue);
+    a.epilogue = &*a.own_epilogue;
+  }
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -151,13 +157,15 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     try {
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
-      const CallActivation x_call = call_activation(kernel, context, x, x_count);
-      const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
-      std::vector<int32_t> acc(static_cast<size_t>(M * plan.N));
+      CallActivation x_call;
+      call_activation(kernel, context, x, x_count, x_call);
+      const Epilogue& epilogue = *x_call.epilogue;
+      ThreadReused<UninitBuffer<int32_t>> acc_buffer;
+      int32_t* acc = acc_buffer->get(static_cast<size_t>(M * plan.N));
       const size_t y_step = static_cast<size_t>(M * plan.N) * output_element_size(plan.epilogue.kind);
       for (size_t o = 0; o < shape.batches.x_entry.size() && M > 0; ++o) {
         const Activation a{x_call.data + shape.batches.x_entry[o] * M * plan.K, plan.x_type, x_call.zero_point, M};
-        run_batch(kernel, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
+        run_batch(kernel, site, shape.batches.w_entry[o], a, epilogue, acc,
                   static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {

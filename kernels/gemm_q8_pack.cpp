@@ -36,12 +36,12 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
 
 namespace {
 
-// Stores x - shift_for(type) + value_offset for every element and returns the row sums.
+// Stores x - shift_for(type) + value_offset for every element, and the row sums.
 template <typename T>
-std::vector<int32_t> store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset,
-                                std::vector<T>& values) {
+void store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset, std::vector<T>& values,
+                std::vector<int32_t>& row_sum) {
   values.assign(static_cast<size_t>(x.M * row_stride), 0);
-  std::vector<int32_t> row_sum(static_cast<size_t>(x.M), 0);
+  row_sum.assign(static_cast<size_t>(x.M), 0);
   const int32_t offset = value_offset - shift_for(x.type);
   const auto* x8 = static_cast<const uint8_t*>(x.data);
   for (int64_t m = 0; m < x.M; ++m) {
@@ -55,13 +55,11 @@ std::vector<int32_t> store_rows(const Activation& x, int64_t K, int64_t row_stri
     }
     row_sum[static_cast<size_t>(m)] = sum;
   }
-  return row_sum;
 }
 
 }  // namespace
 
-PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {
-  PreparedActivation a;
+void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a) {
   a.group = group;
   a.M = x.M;
   a.K = K;
@@ -70,8 +68,18 @@ PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup gro
   // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
   const int32_t value_offset = group == KGroup::Quads ? 128 : 0;
   a.zero_point = x.zero_point - shift_for(x.type) + value_offset;
-  a.row_sum = group == KGroup::Pairs ? store_rows(x, K, a.row_stride, value_offset, a.pairs)
-                                     : store_rows(x, K, a.row_stride, value_offset, a.quads);
+  if (group == KGroup::Pairs) {
+    a.quads.clear();
+    store_rows(x, K, a.row_stride, value_offset, a.pairs, a.row_sum);
+  } else {
+    a.pairs.clear();
+    store_rows(x, K, a.row_stride, value_offset, a.quads, a.row_sum);
+  }
+}
+
+PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {
+  PreparedActivation a;
+  prepare_activation(x, K, group, a);
   return a;
 }
 
