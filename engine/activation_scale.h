@@ -7,7 +7,8 @@
 namespace onebit {
 
 // g's epilogue with scale[n] = float(s_x * g.w_scale[n]): the float32 product the model's Mul
-// computes, so any s_x (0, Inf, NaN included) scales exactly as the model says.
-Epilogue epilogue_for_activation_scale(const FusedGroup& g, float x_scale);
+// computes, so any s_x (0, Inf, NaN included) scales exactly as the model says. Written into
+// `e`, whose storage a caller may reuse from call to call.
+void epilogue_for_activation_scale(const FusedGroup& g, float x_scale, Epilogue& e);
 
 }  // namespace onebit

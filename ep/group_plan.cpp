@@ -199,6 +199,7 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
 // quantize_dynamic's Mul(x_scale, w_scale): the weight scales are constants; the activation
 // scale is read per call unless it is a constant too.
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
+  plan.epilogue.float32_steps = true;
   ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
   require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
   require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
