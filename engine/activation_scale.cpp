@@ -3,15 +3,18 @@
 
 namespace onebit {
 
-Epilogue epilogue_for_scales(const Epilogue& base, float x_scale, const std::vector<float>& w_scale) {
-  Epilogue e = base;
+void epilogue_for_scales(const Epilogue& base, float x_scale, std::span<const float> w_scale, Epilogue& e) {
+  e.kind = base.kind;
+  e.float32_steps = base.float32_steps;
+  e.bias = base.bias;  // copy-assigned: the storage e already has is reused
+  e.y_scale = base.y_scale;
+  e.y_zero_point = base.y_zero_point;
   e.scale.resize(w_scale.size());
   for (size_t n = 0; n < w_scale.size(); ++n) e.scale[n] = static_cast<float>(x_scale * w_scale[n]);
-  return e;
 }
 
-Epilogue epilogue_for_activation_scale(const FusedGroup& g, float x_scale) {
-  return epilogue_for_scales(g.epilogue, x_scale, g.w_scale);
+void epilogue_for_activation_scale(const FusedGroup& g, float x_scale, Epilogue& e) {
+  epilogue_for_scales(g.epilogue, x_scale, g.w_scale, e);
 }
 
 }  // namespace onebit

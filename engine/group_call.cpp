@@ -4,12 +4,21 @@
 #include <chrono>
 
 #include "engine/device_leg.h"
+#include "engine/thread_reused.h"
 
 namespace onebit {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// This thread's prepared activation, its storage kept from call to call unless it grew huge.
+struct ReusedActivation {
+  PreparedActivation a;
+  void trim() {
+    if (a.quads.capacity() + 2 * a.pairs.capacity() > kKeptScratchBytes) a = PreparedActivation{};
+  }
+};
 
 uint64_t ns_since(Clock::time_point start) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
@@ -25,7 +34,9 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
                     int32_t* acc, void* y) {
   const auto start = Clock::now();
   const PackedWeights& w = g.weights[batch];
-  const PreparedActivation prepared = prepare_activation(x, g.K);
+  ThreadReused<ReusedActivation> reused;
+  prepare_activation(x, g.K, selected_k_group(), reused->a);
+  const PreparedActivation& prepared = reused->a;
   CallResult result;
   const bool has_device = site.device != nullptr && g.weights.size() == 1;
   result.reason = choose_route(*site.policy, has_device, g.device.gemm != nullptr, g.K, g.N, x.M);

@@ -9,6 +9,10 @@ namespace {
 
 // Enough tasks to balance a few threads, few enough that each streams a long run of weights.
 constexpr int64_t kTasksPerCall = 16;
+// Each task takes a multiple of this many blocks: the zmm kernel's prefill tile spans two, and
+// an odd count per task sent a third of 3072x768's work (48 blocks, 3 a task) through its
+// half-as-fast one-block tile (perf, one thread: 19 % of the call's samples).
+constexpr int64_t kBlocksPerTaskMultiple = 2;
 
 struct ColumnJob {
   const PreparedActivation* x;
@@ -32,7 +36,8 @@ void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job
 
 void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogue& epilogue, int32_t* acc, void* y,
               const TaskRunner& runner) {
-  const int64_t per_task = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
+  const int64_t even_share = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
+  const int64_t per_task = (even_share + kBlocksPerTaskMultiple - 1) / kBlocksPerTaskMultiple * kBlocksPerTaskMultiple;
   ColumnJob job{&x, &w, &epilogue, acc, y, per_task};
   const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
   if (runner) {

@@ -10,6 +10,7 @@
 #include "engine/batch_broadcast.h"
 #include "engine/call_operand.h"
 #include "engine/group_call.h"
+#include "engine/thread_reused.h"
 #include "kernels/dynamic_quantize.h"
 #include "kernel_inputs.h"
 
@@ -77,30 +78,34 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x, const WeightDi
 }
 
 // This call's quantized activation, zero points and epilogue: the compiled ones, or those of a
-// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL).
+// quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL). The
+// quantized values and the epilogue live in this thread's reused scratch.
 struct CallActivation {
   const uint8_t* data = nullptr;
   int32_t zero_point = 0;
-  int32_t w_zero_point = 0;          // a non-constant B's
-  std::optional<Epilogue> epilogue;  // empty: the plan's
-  std::vector<uint8_t> quantized;    // what this call quantized
+  int32_t w_zero_point = 0;  // a non-constant B's
+  const Epilogue* epilogue = nullptr;
+  ThreadReused<UninitBuffer<uint8_t>> quantized;  // what this call quantized
+  ThreadReused<Epilogue> own_epilogue;            // used when the activation scale is per call
 };
 
-CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count) {
+void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
+                     CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
   const void* data = nullptr;
   check(ort().GetTensorData(x, &data));
-  CallActivation a;
   a.data = static_cast<const uint8_t*>(data);
   a.zero_point = plan.x_zero_point;
   a.w_zero_point = plan.w_zero_point;
+  a.epilogue = &plan.epilogue;
   if (plan.quantizes_x) {
-    a.quantized.resize(count);
-    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, a.quantized.data());
-    a.data = a.quantized.data();
+    uint8_t* quantized = a.quantized->get(count);
+    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, quantized);
+    a.data = quantized;
     a.zero_point = q.zero_point;
-    a.epilogue = epilogue_for_activation_scale(plan, q.scale);
-    return a;
+    epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
+    a.epilogue = &*a.own_epilogue;
+    return;
   }
   const KernelInputs& in = kernel.inputs;
   if (in.x_zero_point)
@@ -109,12 +114,15 @@ CallActivation call_activation(const FusedKernel& kernel, OrtKernelContext* cont
   if (in.w_zero_point)
     a.w_zero_point = read_zero_point(context, *in.w_zero_point, plan.w_type, plan,
                                      "B zero point '" + plan.w_zero_point_input + "'");
-  if (!in.x_scale) return a;
+  if (!in.x_scale) return;
   const float x_scale = read_scale(context, *in.x_scale, plan, "activation scale '" + plan.x_scale_input + "'");
-  a.epilogue = in.w_scale ? epilogue_for_scales(plan.epilogue, x_scale,
-                                                {read_scale(context, *in.w_scale, plan, "B scale '" + plan.w_scale_input + "'")})
-                          : epilogue_for_activation_scale(plan, x_scale);
-  return a;
+  if (in.w_scale) {
+    const float w_scale = read_scale(context, *in.w_scale, plan, "B scale '" + plan.w_scale_input + "'");
+    epilogue_for_scales(plan.epilogue, x_scale, {&w_scale, 1}, *a.own_epilogue);
+  } else {
+    epilogue_for_activation_scale(plan, x_scale, *a.own_epilogue);
+  }
+  a.epilogue = &*a.own_epilogue;
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -185,8 +193,9 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     try {
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
-      const CallActivation x_call = call_activation(kernel, context, x, x_count);
-      const Epilogue& epilogue = x_call.epilogue ? *x_call.epilogue : plan.epilogue;
+      CallActivation x_call;
+      call_activation(kernel, context, x, x_count, x_call);
+      const Epilogue& epilogue = *x_call.epilogue;
       const bool empty = M == 0 || w.N == 0;  // a non-constant B may have N = 0
       FusedGroup* group = &kernel.plan;
       FusedGroup call_b;  // a non-constant B, packed for this call; host only (see call_operand.h)
@@ -200,11 +209,12 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
         group = &call_b;
         site.device = nullptr;
       }
-      std::vector<int32_t> acc(static_cast<size_t>(M * w.N));
+      ThreadReused<UninitBuffer<int32_t>> acc_buffer;
+      int32_t* acc = acc_buffer->get(static_cast<size_t>(M * w.N));
       const size_t y_step = static_cast<size_t>(M * w.N) * output_element_size(plan.epilogue.kind);
       for (size_t o = 0; o < shape.batches.x_entry.size() && !empty; ++o) {
         const Activation a{x_call.data + shape.batches.x_entry[o] * M * w.K, plan.x_type, x_call.zero_point, M};
-        run_batch(kernel.session, *group, site, shape.batches.w_entry[o], a, epilogue, acc.data(),
+        run_batch(kernel.session, *group, site, shape.batches.w_entry[o], a, epilogue, acc,
                   static_cast<uint8_t*>(y_data) + o * y_step);
       }
     } catch (const std::bad_alloc&) {

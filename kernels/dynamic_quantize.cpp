@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu_features.h"
+
 namespace onebit {
 
 namespace {
@@ -53,6 +55,40 @@ __attribute__((target("avx2"))) Range range_avx2(const float* x, size_t count) {
   return r;
 }
 
+// GCC 12's AVX-512 float intrinsics (min, max, roundscale) pass an undefined vector as their
+// unused merge operand, which -Wmaybe-uninitialized reports in the two functions that use them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Four accumulators per bound, so that the loop is not one chain of dependent vminps/vmaxps.
+__attribute__((target("avx512f"))) Range range_avx512(const float* x, size_t count) {
+  constexpr int kChains = 4;
+  __m512 lo[kChains], hi[kChains];
+  for (int c = 0; c < kChains; ++c) lo[c] = hi[c] = _mm512_setzero_ps();
+  __mmask16 unordered = 0;
+  size_t i = 0;
+  for (; i + 16 * kChains <= count; i += 16 * kChains) {
+    for (int c = 0; c < kChains; ++c) {
+      const __m512 v = _mm512_loadu_ps(x + i + 16 * c);
+      unordered |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      lo[c] = _mm512_min_ps(v, lo[c]);  // a NaN in v yields lo[c] (the second operand)
+      hi[c] = _mm512_max_ps(v, hi[c]);
+    }
+  }
+  Range r = range_avx2(x + i, count - i);
+  r.nan = r.nan || unordered != 0;
+  alignas(64) float lanes[2][16];
+  for (int c = 0; c < kChains; ++c) {
+    _mm512_store_ps(lanes[0], lo[c]);
+    _mm512_store_ps(lanes[1], hi[c]);
+    for (int lane = 0; lane < 16; ++lane) {
+      r.lo = std::min(r.lo, lanes[0][lane]);
+      r.hi = std::max(r.hi, lanes[1][lane]);
+    }
+  }
+  return r;
+}
+
 // The quantization loop, written once and compiled for the baseline ISA and for AVX2 (where GCC
 // vectorises it with vdivps and vroundps: the same operations, so the same results).
 [[gnu::always_inline]] inline void quantize(const float* x, size_t count, float scale, float zero_point, uint8_t* x_q) {
@@ -73,11 +109,32 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* x, size_t count,
   quantize(x, count, scale, zero_point, x_q);
 }
 
+// The same operations as quantize() on 16 lanes: vdivps, round to nearest even, + zero point;
+// max(q, 0) turns NaN into 0 (vmaxps returns its second operand for NaN), as the scalar code's
+// final test does; the clamped integral values narrow to bytes with vpmovusdb.
+__attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t count, float scale, float zero_point,
+                                                       uint8_t* x_q) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 zp = _mm512_set1_ps(zero_point);
+  const __m512 lo = _mm512_setzero_ps();
+  const __m512 hi = _mm512_set1_ps(255.0f);
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m512 quotient = _mm512_div_ps(_mm512_loadu_ps(x + i), s);
+    __m512 q = _mm512_add_ps(_mm512_roundscale_ps(quotient, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+    q = _mm512_min_ps(_mm512_max_ps(q, lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(q)));
+  }
+  quantize(x + i, count - i, scale, zero_point, x_q + i);
+}
+#pragma GCC diagnostic pop
+
 }  // namespace
 
 DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  const Range r = (avx2 ? range_avx2 : range_portable)(x, count);
+  static const bool avx512 = cpu_features().avx512;
+  static const bool avx2 = cpu_features().avx2;
+  const Range r = (avx512 ? range_avx512 : avx2 ? range_avx2 : range_portable)(x, count);
   DynamicQuantization q;
   if (r.nan) {
     q.scale = std::numeric_limits<float>::quiet_NaN();
@@ -89,7 +146,7 @@ DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q)
   // The clamp's argument order keeps ORT's answer for -Inf (NaN here: 255).
   const float zero_point = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - r.lo / q.scale)));
   q.zero_point = static_cast<int32_t>(zero_point);
-  (avx2 ? quantize_avx2 : quantize_portable)(x, count, q.scale, zero_point, x_q);
+  (avx512 ? quantize_avx512 : avx2 ? quantize_avx2 : quantize_portable)(x, count, q.scale, zero_point, x_q);
   return q;
 }
 

@@ -15,26 +15,27 @@ struct Columns {
   int64_t M, N, begin, end;
 };
 
-// The epilogue's arithmetic, written once. It is compiled three times (below): for the baseline
-// ISA, for AVX2 and for AVX-512, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd or
-// vrndscalepd) — same operations, same order, so the same results.
-template <typename T>
+// The epilogue's arithmetic, written once over its float type F (double, or float for
+// float32_steps). It is compiled three times (below): for the baseline ISA, for AVX2 and for
+// AVX-512, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd or vrndscalepd, or their
+// float forms) — same operations, same order, so the same results.
+template <typename F, typename T>
 [[gnu::always_inline]] inline void requantize(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
-  constexpr double lo = double(std::numeric_limits<T>::min());
-  constexpr double hi = double(std::numeric_limits<T>::max());
+  constexpr F lo = F(std::numeric_limits<T>::min());
+  constexpr F hi = F(std::numeric_limits<T>::max());
   const double* scale = e.scale.data();
   const double* bias = e.bias.empty() ? nullptr : e.bias.data();
   const bool per_column = e.scale.size() > 1;
-  const double y_scale = e.y_scale;
-  const double y_zero_point = e.y_zero_point;
+  const F y_scale = F(e.y_scale);
+  const F y_zero_point = F(e.y_zero_point);
   for (int64_t m = 0; m < c.M; ++m) {
     const int32_t* a = acc + m * c.N;
     T* y = out + m * c.N;
     for (int64_t n = c.begin; n < c.end; ++n) {
-      double v = double(a[n]) * scale[per_column ? n : 0];
-      if (bias) v += bias[n];
+      F v = F(a[n]) * F(scale[per_column ? n : 0]);
+      if (bias) v += F(bias[n]);
       // nearbyint rounds half to even in the default rounding mode, as ONNX requires.
-      double q = std::nearbyint(v / y_scale) + y_zero_point;
+      F q = std::nearbyint(v / y_scale) + y_zero_point;
       // Written so NaN (a NaN bias, or +Inf + -Inf) fails the first test and becomes lo: ORT's
       // QuantizeLinear gives the type's minimum for NaN, and casting NaN to an integer is UB.
       q = q >= lo ? q : lo;
@@ -44,27 +45,34 @@ template <typename T>
   }
 }
 
+template <typename F>
 [[gnu::always_inline]] inline void dequantize(const Epilogue& e, const int32_t* acc, Columns c, float* out) {
   const double* scale = e.scale.data();
   const double* bias = e.bias.empty() ? nullptr : e.bias.data();
   const bool per_column = e.scale.size() > 1;
   for (int64_t m = 0; m < c.M; ++m) {
     for (int64_t n = c.begin; n < c.end; ++n) {
-      double v = double(acc[m * c.N + n]) * scale[per_column ? n : 0];
-      if (bias) v += bias[n];
+      F v = F(acc[m * c.N + n]) * F(scale[per_column ? n : 0]);
+      if (bias) v += F(bias[n]);
       out[m * c.N + n] = static_cast<float>(v);
     }
   }
 }
 
 // Float and quantized outputs (Int32 is a plain copy, handled by the caller).
-[[gnu::always_inline]] inline void apply_converting(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
+template <typename F>
+[[gnu::always_inline]] inline void apply_in(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
   switch (e.kind) {
-    case OutputKind::Float32: dequantize(e, acc, c, static_cast<float*>(out)); break;
-    case OutputKind::Int8: requantize(e, acc, c, static_cast<int8_t*>(out)); break;
-    case OutputKind::Uint8: requantize(e, acc, c, static_cast<uint8_t*>(out)); break;
+    case OutputKind::Float32: dequantize<F>(e, acc, c, static_cast<float*>(out)); break;
+    case OutputKind::Int8: requantize<F>(e, acc, c, static_cast<int8_t*>(out)); break;
+    case OutputKind::Uint8: requantize<F>(e, acc, c, static_cast<uint8_t*>(out)); break;
     case OutputKind::Int32: break;
   }
+}
+
+[[gnu::always_inline]] inline void apply_converting(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
+  if (e.float32_steps) apply_in<float>(e, acc, c, out);
+  else apply_in<double>(e, acc, c, out);
 }
 
 void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out) { apply_converting(e, acc, c, out); }

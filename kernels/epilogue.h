@@ -13,8 +13,11 @@ namespace onebit {
 // float output:  y = float(v)
 // int8/uint8:    y = saturate(round_half_even(v / y_scale) + y_zero_point)
 // int32 output:  y = acc                  (MatMulInteger)
+// With float32_steps every step is done in float32 instead, rounding after each as the
+// operators of quantize_dynamic's chain do: Cast(acc) → Mul(scale) → [Add(bias)] → [Quantize].
 struct Epilogue {
   OutputKind kind = OutputKind::Float32;
+  bool float32_steps = false;
   std::vector<double> scale;  // 1 (per tensor) or N values
   std::vector<double> bias;   // empty or N values
   double y_scale = 1.0;

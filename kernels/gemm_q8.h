@@ -92,6 +92,8 @@ struct PreparedActivation {
 };
 
 PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group = selected_k_group());
+// The same into `a`, reusing the storage it has.
+void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a);
 
 // acc[m][n] for the columns of blocks [block_begin, block_end), stored at acc[m * acc_stride + n]
 // (n counted from column 0 of the matrix). Runs the kernel selected for this process; operands

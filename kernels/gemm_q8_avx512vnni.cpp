@@ -39,6 +39,10 @@ struct Zmm {
   }
   static Reg add(Reg a, Reg b) { return _mm512_add_epi32(a, b); }
   static void store(int32_t* p, Reg v) { _mm512_storeu_si512(p, v); }
+  static Reg load32(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static Reg set1(int32_t v) { return _mm512_set1_epi32(v); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_epi32(a, b); }
+  static Reg mullo(Reg a, Reg b) { return _mm512_mullo_epi32(a, b); }
 };
 
 }  // namespace

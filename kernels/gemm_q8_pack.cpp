@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/gemm_q8.h"
 
+#include <algorithm>
+
 namespace onebit {
 
 PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
@@ -36,32 +38,39 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
 
 namespace {
 
-// Stores x - shift_for(type) + value_offset for every element and returns the row sums.
+// One row of x (stored as S) plus offset into row[0, K), zeros in the padding up to row_stride;
+// returns its sum. Kept free of type tests so that the compiler vectorises it.
+template <typename S, typename T>
+int32_t store_row(const S* x, int64_t K, int64_t row_stride, int32_t offset, T* row) {
+  int32_t sum = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const int32_t value = int32_t(x[k]) + offset;
+    row[k] = static_cast<T>(value);
+    sum += value;
+  }
+  std::fill(row + K, row + row_stride, T(0));
+  return sum;
+}
+
+// Stores x - shift_for(type) + value_offset for every element, and the row sums.
 template <typename T>
-std::vector<int32_t> store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset,
-                                std::vector<T>& values) {
-  values.assign(static_cast<size_t>(x.M * row_stride), 0);
-  std::vector<int32_t> row_sum(static_cast<size_t>(x.M), 0);
+void store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset, std::vector<T>& values,
+                std::vector<int32_t>& row_sum) {
+  values.resize(static_cast<size_t>(x.M * row_stride));
+  row_sum.resize(static_cast<size_t>(x.M));
   const int32_t offset = value_offset - shift_for(x.type);
-  const auto* x8 = static_cast<const uint8_t*>(x.data);
   for (int64_t m = 0; m < x.M; ++m) {
     T* row = values.data() + m * row_stride;
-    int32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      const uint8_t raw = x8[m * K + k];
-      const int32_t value = (x.type == QType::Uint8 ? int32_t(raw) : int32_t(int8_t(raw))) + offset;
-      row[k] = static_cast<T>(value);
-      sum += value;
-    }
-    row_sum[static_cast<size_t>(m)] = sum;
+    row_sum[static_cast<size_t>(m)] =
+        x.type == QType::Uint8
+            ? store_row(static_cast<const uint8_t*>(x.data) + m * K, K, row_stride, offset, row)
+            : store_row(static_cast<const int8_t*>(x.data) + m * K, K, row_stride, offset, row);
   }
-  return row_sum;
 }
 
 }  // namespace
 
-PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {
-  PreparedActivation a;
+void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a) {
   a.group = group;
   a.M = x.M;
   a.K = K;
@@ -70,8 +79,18 @@ PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup gro
   // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
   const int32_t value_offset = group == KGroup::Quads ? 128 : 0;
   a.zero_point = x.zero_point - shift_for(x.type) + value_offset;
-  a.row_sum = group == KGroup::Pairs ? store_rows(x, K, a.row_stride, value_offset, a.pairs)
-                                     : store_rows(x, K, a.row_stride, value_offset, a.quads);
+  if (group == KGroup::Pairs) {
+    a.quads.clear();
+    store_rows(x, K, a.row_stride, value_offset, a.pairs, a.row_sum);
+  } else {
+    a.pairs.clear();
+    store_rows(x, K, a.row_stride, value_offset, a.quads, a.row_sum);
+  }
+}
+
+PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {
+  PreparedActivation a;
+  prepare_activation(x, K, group, a);
   return a;
 }
 

@@ -14,7 +14,8 @@
 //
 // A register type V provides: Reg; kLanes (int32 lanes per register); zero();
 // load(const int8_t*) (kLanes × 4 weight bytes); broadcast(const uint8_t*) (one activation quad
-// into every lane); dpbusd(acc, x, w); add(a, b); store(int32_t*, Reg).
+// into every lane); dpbusd(acc, x, w); add(a, b); store(int32_t*, Reg); and for the zero-point
+// fold, wrapping int32 lanes: load32(const int32_t*), set1(int32_t), sub(a, b), mullo(a, b).
 #pragma once
 #include <immintrin.h>
 
@@ -55,6 +56,10 @@ struct Ymm {
   }
   static Reg add(Reg a, Reg b) { return _mm256_add_epi32(a, b); }
   static void store(int32_t* p, Reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static Reg load32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static Reg set1(int32_t v) { return _mm256_set1_epi32(v); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_epi32(a, b); }
+  static Reg mullo(Reg a, Reg b) { return _mm256_mullo_epi32(a, b); }
 };
 
 // Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
@@ -94,10 +99,52 @@ inline void dpbusd_quad(typename V::Reg (&acc)[MR][NB * kRegsPerBlock<V>], const
   }
 }
 
-// Raw dot products of MR rows (uint8) with NB blocks over all quads, into dots[r][j·16 + c].
+// Where a tile's accumulators go, and what folds the zero points out of its raw dot products:
+// acc = dot - zw[n]·rowsum[m] - (zx·colsum[n] - K·zx·zw[n]), in wrapping int32 lanes.
+struct TileOut {
+  int32_t* acc;            // at the tile's first row and column
+  int64_t acc_stride;
+  const int32_t* row_sum;  // at the tile's first row
+  const int32_t* zw;       // at its first column
+  const int32_t* col_sum;  // at its first column
+  int32_t zx;
+  int64_t K;
+  int64_t columns;         // of the tile inside the matrix (fewer than NB blocks at its right edge)
+};
+
+// Folds and stores the accumulators of MR rows × NB blocks. A whole tile is folded in the
+// registers; one at the matrix's right edge (its column data end inside it) goes through memory.
+template <class V, int MR, int NB>
+inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], const TileOut& out) {
+  constexpr int C = NB * kRegsPerBlock<V>;
+  if (out.columns == C * V::kLanes) {
+    typename V::Reg zw[C], col_term[C];
+    for (int c = 0; c < C; ++c) {
+      zw[c] = V::load32(out.zw + c * V::kLanes);
+      col_term[c] = V::sub(V::mullo(V::set1(out.zx), V::load32(out.col_sum + c * V::kLanes)),
+                           V::mullo(V::set1(static_cast<int32_t>(uint32_t(out.K) * uint32_t(out.zx))), zw[c]));
+    }
+    for (int r = 0; r < MR; ++r) {
+      const typename V::Reg row_sum = V::set1(out.row_sum[r]);
+      for (int c = 0; c < C; ++c)
+        V::store(out.acc + r * out.acc_stride + c * V::kLanes,
+                 V::sub(V::sub(sum[r][c], V::mullo(row_sum, zw[c])), col_term[c]));
+    }
+    return;
+  }
+  alignas(64) int32_t dots[MR * C * V::kLanes];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < C; ++c) V::store(dots + (r * C + c) * V::kLanes, sum[r][c]);
+  for (int r = 0; r < MR; ++r)
+    for (int64_t j = 0; j < out.columns; ++j)
+      out.acc[r * out.acc_stride + j] = fold_zero_points(dots[r * C * V::kLanes + j], out.zw[j], out.row_sum[r], out.zx,
+                                                         out.col_sum[j], out.K);
+}
+
+// MR rows (uint8) × NB blocks over all quads, folded and stored.
 template <class V, int MR, int NB, bool kFirstPass>
 inline void dot_tile(const uint8_t* x, int64_t x_stride, const int8_t* w, int64_t block_bytes, int64_t k_quads,
-                     int32_t* dots) {
+                     const TileOut& out) {
   constexpr int C = NB * kRegsPerBlock<V>;
   constexpr int S = kSets<V, MR, NB>;
   typename V::Reg acc[S][MR][C];
@@ -115,45 +162,34 @@ inline void dot_tile(const uint8_t* x, int64_t x_stride, const int8_t* w, int64_
     }
   }
   for (; q < k_quads; ++q) dpbusd_quad<V, MR, NB>(acc[0], x, x_stride, w, block_bytes, q);
-  for (int r = 0; r < MR; ++r)
-    for (int c = 0; c < C; ++c) {
-      typename V::Reg sum = acc[0][r][c];
-      for (int s = 1; s < S; ++s) sum = V::add(sum, acc[s][r][c]);
-      V::store(dots + (r * C + c) * V::kLanes, sum);
-    }
+  for (int s = 1; s < S; ++s)
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < C; ++c) acc[0][r][c] = V::add(acc[0][r][c], acc[s][r][c]);
+  store_tile<V, MR, NB>(acc[0], out);
 }
 
 // dot_tile for `rows` ≤ MR rows.
 template <class V, int MR, int NB, bool kFirstPass>
 inline void dot_rows(int rows, const uint8_t* x, int64_t x_stride, const int8_t* w, int64_t block_bytes,
-                     int64_t k_quads, int32_t* dots) {
+                     int64_t k_quads, const TileOut& out) {
   if constexpr (MR > 1) {
-    if (rows < MR) return dot_rows<V, MR - 1, NB, kFirstPass>(rows, x, x_stride, w, block_bytes, k_quads, dots);
+    if (rows < MR) return dot_rows<V, MR - 1, NB, kFirstPass>(rows, x, x_stride, w, block_bytes, k_quads, out);
   }
-  dot_tile<V, MR, NB, kFirstPass>(x, x_stride, w, block_bytes, k_quads, dots);
+  dot_tile<V, MR, NB, kFirstPass>(x, x_stride, w, block_bytes, k_quads, out);
 }
 
-// Rows [m0, m0 + rows) × `nb` blocks from block b: dots of the tile, then the zero-point fold.
+// Rows [m0, m0 + rows) × `nb` blocks from block b into acc.
 template <class V, int MR, int NB>
 inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64_t m0, int rows, int64_t b,
                       int32_t* acc, int64_t acc_stride) {
-  alignas(64) int32_t dots[MR * NB * kBlockN];
   const uint8_t* x_rows = x.quads.data() + m0 * x.row_stride;
   const int8_t* block = w.blocks.data() + b * w.block_bytes();
   const int64_t k_quads = w.k_padded() / 4;
-  if (m0 == 0) dot_rows<V, MR, NB, true>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, dots);
-  else dot_rows<V, MR, NB, false>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, dots);
   const int64_t n0 = b * kBlockN;
-  const int64_t columns = std::min(NB * kBlockN, w.N - n0);
-  const int row_width = NB * static_cast<int>(kBlockN);
-  for (int r = 0; r < rows; ++r) {
-    const int32_t row_sum = x.row_sum[static_cast<size_t>(m0 + r)];
-    int32_t* out = acc + (m0 + r) * acc_stride + n0;
-    for (int64_t j = 0; j < columns; ++j) {
-      const auto n = static_cast<size_t>(n0 + j);
-      out[j] = fold_zero_points(dots[r * row_width + j], w.zero_point[n], row_sum, x.zero_point, w.col_sum[n], w.K);
-    }
-  }
+  const TileOut out{acc + m0 * acc_stride + n0, acc_stride, x.row_sum.data() + m0, w.zero_point.data() + n0,
+                    w.col_sum.data() + n0, x.zero_point, w.K, std::min(NB * kBlockN, w.N - n0)};
+  if (m0 == 0) dot_rows<V, MR, NB, true>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
+  else dot_rows<V, MR, NB, false>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
 }
 
 // Decode (M ≤ kGemvRows): every row in one pass over the weights, a block at a time (one

@@ -55,7 +55,8 @@ TEST(CallOperand, BothScalesPerCallGiveTheirFloat32Product) {
   Epilogue base;
   base.bias = {0.5};
   const float sx = 0.1f, sw = 0.3f;
-  const Epilogue e = epilogue_for_scales(base, sx, {sw});
+  Epilogue e;
+  epilogue_for_scales(base, sx, {&sw, 1}, e);
   ASSERT_EQ(e.scale.size(), 1u);
   EXPECT_EQ(e.scale[0], double(float(sx * sw)));  // float32, as the model's Mul computes it
   EXPECT_EQ(e.bias, base.bias);

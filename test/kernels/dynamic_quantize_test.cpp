@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // dynamic_quantize against hand-computed values and a plain one-element-at-a-time reference of
-// ONNX's DynamicQuantizeLinear, at sizes around the 8-lane blocks, with ±Inf and NaN anywhere.
+// ONNX's DynamicQuantizeLinear, at sizes around the 8-, 16- and 64-lane blocks, with ±Inf and NaN
+// anywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,7 +75,7 @@ TEST(DynamicQuantize, AllZeroGivesScaleOne) {
 TEST(DynamicQuantize, RandomSizesAroundLaneBlocks) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.3f, 2.0f);
-  for (size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000}) {
+  for (size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000}) {
     std::vector<float> x(n);
     for (float& v : x) v = normal(rng);
     expect_matches_reference(x, "random");
@@ -90,9 +91,10 @@ TEST(DynamicQuantize, InfAndNanAnywhere) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
-  for (size_t n : {1, 7, 8, 9, 24, 37}) {
+  for (size_t n : {1, 7, 8, 9, 24, 37, 130, 200}) {
     for (float special : specials) {
-      for (size_t at : {size_t{0}, n / 2, n - 1}) {
+      for (size_t at : {size_t{0}, size_t{17}, n / 2, n - 1}) {
+        if (at >= n) continue;
         std::vector<float> x(n);
         for (float& v : x) v = normal(rng);
         x[at] = special;

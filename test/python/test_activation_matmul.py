@@ -24,7 +24,7 @@ import ep_session as es
 import reference
 from dynamic_models import activation_quantized, attention_matmul
 from qdq_models import init, make_model
-from test_dynamic_quant import EPS32, ORT_ULPS, cpu_has_vnni, reference_dql
+from test_dynamic_quant import EPS32, ORT_ULPS, chain_steps, cpu_has_vnni, reference_dql
 
 ONNX_TYPE = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
 DECLINE = "is not a constant: activation x activation groups (B packed per call) were measured no faster"
@@ -215,8 +215,10 @@ def quantized_attention(which, form, tmp_path):
 @pytest.mark.parametrize("which", ["qk", "pv"])
 def test_quantize_dynamic_attention_exact(which, ep_lib, claim_all, tmp_path):
     """quantize_dynamic (MatMulConstBOnly off): both DynamicQuantizeLinears stay with ORT, the group
-    reads both scales and zero points per call; y = float32(acc · float32(a_scale·b_scale)) exactly,
-    from ONNX's reference DQL of each input (bit-identical to ORT's, test_dynamic_quant.py)."""
+    reads both scales and zero points per call; y = float32(acc) · float32(a_scale·b_scale) in
+    float32, as the chain's Cast and Mul compute it, exactly, from ONNX's reference DQL of each input
+    (bit-identical to ORT's, test_dynamic_quant.py); on VNNI CPUs also bit for bit ORT's CPU EP with
+    graph optimizations off (its operators one by one)."""
     qmodel, rng = quantized_attention(which, "dynamic", tmp_path)
     assert {n.op_type for n in qmodel.graph.node} >= {"DynamicQuantizeLinear", "MatMulInteger"}
     feeds = [attention_feeds(rng, which), attention_feeds(rng, which, B=1, S=1), attention_feeds(rng, which, S=0)]
@@ -230,8 +232,11 @@ def test_quantize_dynamic_attention_exact(which, ep_lib, claim_all, tmp_path):
         a = f["a"] if which == "qk" else es.run_cpu(softmax_only(), {"a": f["a"]})[0]
         (a_q, a_s, a_zp), (b_q, b_s, b_zp) = reference_dql(a), reference_dql(f["b"])
         p = np.float32(np.float32(a_s) * np.float32(b_s))
-        exact = (exact_acc(a_q, a_zp, b_q, b_zp).astype(np.float64) * np.float64(p)).astype(np.float32)
+        exact = chain_steps(exact_acc(a_q, a_zp, b_q, b_zp), np.asarray(p))
         es.assert_exact(y, exact, f"quantize_dynamic {which} a{list(f['a'].shape)}")
+        if cpu_has_vnni():
+            unfused = es.run_cpu(qmodel, f, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
+            es.assert_exact(y, unfused, f"quantize_dynamic {which}: vs ORT's operators one by one")
         cpu = es.run_cpu(qmodel, f)[0]
         err = np.abs(y.astype(np.float64) - cpu)
         assert (err <= ORT_ULPS * EPS32 * (np.abs(exact) + 1e-30)).all(), f"ORT CPU differs by up to {err.max()}"

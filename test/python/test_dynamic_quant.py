@@ -7,10 +7,12 @@ the MatMulInteger on and reads x_scale and x_zp per call; DynamicQuantizeLinear 
 DQL usually feeds several MatMuls, e.g. Q, K and V). Checked here, on models quantized in the test:
 
 - every MatMulInteger group runs on the EP (trace counters and ORT's node assignment);
-- the output equals, bit for bit, the EP contract computed from the same integers:
+- the output equals, bit for bit, the model's own operators evaluated from the same integers:
   acc = (x_q - x_zp)·(W_q - w_zp) exact, p[n] = float32(x_scale·w_scale[n]) (the model's Mul),
-  y = float32(float64(acc)·p[n] + bias[n]), with x_q, x_scale, x_zp from ONNX's reference
-  DynamicQuantizeLinear (onnx.reference), so the DQL ORT ran is checked too;
+  y = float32(acc)·p[n] [+ bias[n]] in float32, rounded after each step as Cast, Mul and Add do,
+  with x_q, x_scale, x_zp from ONNX's reference DynamicQuantizeLinear (onnx.reference), so the DQL
+  ORT ran is checked too; on VNNI CPUs also bit for bit ORT's CPU EP with graph optimizations off
+  (it runs those operators one by one);
 - ORT's own CPU EP (which runs its fused DynamicQuantizeMatMul) is within ORT_ULPS float32 ulps.
 
 ORT's u8·s8 kernel is exact only on VNNI CPUs; on AVX2-only CPUs it saturates int16 pair sums of
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
@@ -85,6 +88,12 @@ def dynamic_groups(qmodel: onnx.ModelProto) -> dict:
     return groups
 
 
+def chain_steps(acc: np.ndarray, p: np.ndarray, bias=None) -> np.ndarray:
+    """The model's Cast(acc) -> Mul(p) -> [Add(bias)] in float32, rounded after each step."""
+    v = acc.astype(np.float32) * p.astype(np.float32)
+    return v if bias is None else v + bias.astype(np.float32)
+
+
 def exact_outputs(qmodel, x: np.ndarray) -> dict:
     """The EP contract evaluated in numpy from the reference DQL's integers."""
     x_q, x_scale, x_zp = reference_dql(x)
@@ -94,10 +103,7 @@ def exact_outputs(qmodel, x: np.ndarray) -> dict:
         acc = xi @ (w.astype(np.int64) - w_zp.astype(np.int64))
         assert np.abs(acc).max(initial=0) < 2**31
         p = (np.float32(x_scale) * w_scale.astype(np.float32)).astype(np.float32)  # the model's Mul
-        v = acc.astype(np.float64) * p.astype(np.float64)
-        if bias is not None:
-            v = v + bias.astype(np.float64)
-        out[name] = v.astype(np.float32)
+        out[name] = chain_steps(acc, p, bias)
     return out
 
 
@@ -117,8 +123,11 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     for x, outputs in zip(feeds_x, run.outputs):
         exact = exact_outputs(qmodel, x)
         cpu = run_cpu(qmodel, {"x": x})
-        for name, got, ort_y in zip(names, outputs, cpu):
+        unfused = run_cpu(qmodel, {"x": x}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL) if cpu_has_vnni() else None
+        for i, (name, got, ort_y) in enumerate(zip(names, outputs, cpu)):
             assert_exact(got, exact[name], f"{label} {name} x{list(x.shape)}")
+            if unfused is not None:
+                assert_exact(got, unfused[i], f"{label} {name} x{list(x.shape)} vs ORT's operators one by one")
             # ORT's roundings are relative to the size of the product and the bias.
             w, w_zp, w_scale, bias = dynamic_groups(qmodel)[name]
             scale = np.abs(exact[name].astype(np.float64)) + (0 if bias is None else np.abs(bias))
@@ -253,7 +262,7 @@ def test_nan_inf_inputs(special, ep_lib, tmp_path):
     acc = (x_q.astype(np.int64) - np.int64(x_zp)) @ (w.astype(np.int64) - w_zp.astype(np.int64))
     p = (np.float32(x_scale) * w_scale).astype(np.float32)
     with np.errstate(invalid="ignore"):
-        expected = (acc.astype(np.float64) * p.astype(np.float64) + bias.astype(np.float64)).astype(np.float32)
+        expected = chain_steps(acc, p, bias)
     assert_exact(y, expected, f"x with {special}")
     assert (np.isnan(y) == np.isnan(cpu[0])).all(), f"x with {special}: NaN where ORT has none, or not where it has"
     infinite = np.isinf(y)
@@ -311,19 +320,20 @@ def test_scale_and_zero_point_inputs_in_any_order(ep_lib):
     acc = (feeds["x_q"].astype(np.int64) - 131) @ w.astype(np.int64)
     w_scale = numpy_helper.to_array(model.graph.initializer[0])
     p = (np.float32(0.037) * w_scale).astype(np.float32)
-    assert_exact(run.outputs[0][0], (acc * p.astype(np.float64)).astype(np.float32), "hand-built chain")
+    assert_exact(run.outputs[0][0], chain_steps(acc, p), "hand-built chain")
 
 
 def test_quantized_output(ep_lib):
-    """The chain followed by QuantizeLinear: claimed whole; y = saturate(round_half_even(v / y_scale) + y_zp)."""
+    """The chain followed by QuantizeLinear: claimed whole; y = saturate(round_half_even(v / y_scale) + y_zp),
+    in float32 like the chain."""
     model, w = hand_built_chain(quantized_output=True)
     feeds = chain_feeds(M=7)
     run = run_with_ep(model, feeds)
     assert run.groups == 1 and {op for _, op in run.ep_nodes()} >= {"MatMulInteger", "QuantizeLinear"}, run.assignment
     acc = (feeds["x_q"].astype(np.int64) - 131) @ w.astype(np.int64)
     p = (np.float32(0.037) * numpy_helper.to_array(model.graph.initializer[0])).astype(np.float32)
-    v = acc * p.astype(np.float64)
-    expected = np.clip(np.rint(v / np.float64(np.float32(0.05))) + 120, 0, 255).astype(np.uint8)
+    v = chain_steps(acc, p)
+    expected = np.clip(np.rint(v / np.float32(0.05)) + np.float32(120), 0, 255).astype(np.uint8)
     assert_exact(run.outputs[0][0], expected, "chain -> QuantizeLinear")
 
 
