@@ -12,9 +12,10 @@ ORT fp32, and the cosine of each arm's embeddings to fp32's.
 softmax([B,H,S,S]) x [B,H,S,D]) quantized the three ways ORT's quantizers do it (`dynamic`:
 quantize_dynamic with MatMulConstBOnly off, MatMulInteger; `qlinear`: quantize_static QOperator,
 QLinearMatMul; `qdq`: quantize_static QDQ), EP vs ORT CPU on the same model vs ORT fp32, each cell
-timed in --rounds interleaved rounds (the median of the round medians, and their spread). `groups`
-is how many groups the EP claimed (0: its rule declined the shape, both arms ran ORT).
-ONEBIT_ACTIVATION_MATMULS=all measures every shape on the EP, whatever the rule says.
+timed in --rounds interleaved rounds (the median of the round medians, and their spread). The
+models declare static shapes; `groups` is how many groups the EP claimed (0: its measured rule
+declined the shape, both arms ran ORT). ONEBIT_ACTIVATION_MATMULS=all measures every shape on the
+EP, whatever the rule says.
 
   python bench/bench_dynamic.py calls     [--shapes 384x384,384x1536,1536x384] [--rows 1,8,128]
   python bench/bench_dynamic.py encoder   [--batches 1,8] [--seq 128] [--layers 6]
@@ -142,8 +143,9 @@ def bench_attention(args, threads: int) -> None:
             for which in ("qk", "pv"):
                 a_shape, b_shape = ((B, H, S, D), (B, H, D, S)) if which == "qk" else ((B, H, S, S), (B, H, S, D))
                 K, N = b_shape[-2], b_shape[-1]
-                fp32 = attention_matmul(["B", H, "S", a_shape[-1]] if which == "qk" else ["B", H, "S", "S"],
-                                        ["B", H, D, "S"] if which == "qk" else ["B", H, "S", D], probabilities=which == "pv")
+                # Static shapes, as a model exported with a fixed sequence length declares them: the
+                # measured rule decides on the declared M and K (a symbolic one is declined).
+                fp32 = attention_matmul(a_shape, b_shape, probabilities=which == "pv")
                 calibration = [attention_feeds(B, H, S, D, which, rng) for _ in range(4)]
                 feeds = attention_feeds(B, H, S, D, which, rng)
                 for form in forms:

@@ -14,10 +14,12 @@ ActivationMatmuls activation_matmuls_from_env() {
   throw std::invalid_argument("ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
 }
 
-std::string activation_matmul_decline(ActivationMatmuls rule) {
-  if (rule == ActivationMatmuls::All) return "";
-  return "activation x activation groups (B packed per call) were measured no faster than ORT's CPU EP at any "
-         "attention shape (BENCHMARKS.md); ONEBIT_ACTIVATION_MATMULS=all claims them";
+std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K) {
+  if (rule == ActivationMatmuls::All || (M >= kActivationMatmulMinRows && K >= kActivationMatmulMinK)) return "";
+  return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) +
+         " (-1: symbolic) is claimed only from M >= " + std::to_string(kActivationMatmulMinRows) + " and K >= " +
+         std::to_string(kActivationMatmulMinK) + ", where packing B per call was measured faster than ORT's CPU EP "
+         "(BENCHMARKS.md); ONEBIT_ACTIVATION_MATMULS=all claims it";
 }
 
 }  // namespace onebit

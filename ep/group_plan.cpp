@@ -86,6 +86,11 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
               std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
   const int64_t k = x.shape->back();
   require(k < 0 || plan.K < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
+  if (plan.K < 0) plan.K = k;  // a non-constant B's K declared only on the activation's side
+  // Rows per batch entry: a 2-D weight takes every leading dim as rows.
+  plan.declared_rows = 1;
+  for (size_t i = plan.batch.empty() ? 0 : x.shape->size() - 2; i + 1 < x.shape->size(); ++i)
+    plan.declared_rows = (*x.shape)[i] < 0 || plan.declared_rows < 0 ? -1 : plan.declared_rows * (*x.shape)[i];
   if (!plan.batch.empty()) {
     const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
     require(batches_may_broadcast(x_batch, plan.batch), "activation '" + m.x + "' batch dims " +

@@ -31,6 +31,7 @@ struct GroupPlan : FusedGroup {
   // and batch are what the model declares (-1 where symbolic). Its scale and zero point are
   // constants (w_scale / w_zero_point) or inputs read per call (their names).
   bool w_dynamic = false;
+  int64_t declared_rows = -1;  // M per batch entry as the model declares it (-1: symbolic)
   QType w_type = QType::Int8;
   int32_t w_zero_point = 0;
   std::string w_input, w_scale_input, w_zero_point_input;

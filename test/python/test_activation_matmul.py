@@ -5,9 +5,10 @@ MatMulConstBOnly off: DynamicQuantizeLinear on both inputs, then Cast and Mul by
 QLinearMatMul with a non-constant b (quantize_static, QOperator), and DQ(a_q), DQ(b_q) -> MatMul ->
 [Q] (quantize_static, QDQ).
 
-The measured rule declines them all (engine/activation_matmul_policy.h): ORT runs them and the
-reason is logged. ONEBIT_ACTIVATION_MATMULS=all claims every one the EP can run exactly, which is
-how the path is tested here: each call packs B and runs the exact kernel, so outputs equal an exact
+The measured rule (engine/activation_matmul_policy.h) claims one only where the model declares
+M >= 512 and K >= 512 (attention's PV at long static sequence lengths); others run on ORT with the
+reason logged. ONEBIT_ACTIVATION_MATMULS=all claims every one the EP can run exactly, which is how
+the path is tested on small shapes here: each call packs B and runs the exact kernel, so outputs equal an exact
 integer reference (numpy int64) computed from the same integers; ORT's CPU EP is compared within
 the bounds stated below."""
 from __future__ import annotations
@@ -27,7 +28,7 @@ from qdq_models import init, make_model
 from test_dynamic_quant import EPS32, ORT_ULPS, chain_steps, cpu_has_vnni, reference_dql
 
 ONNX_TYPE = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-DECLINE = "is not a constant: activation x activation groups (B packed per call) were measured no faster"
+DECLINE = "is not a constant: an activation x activation group with M={} K={} (-1: symbolic) is claimed only from M >= 512"
 
 
 @pytest.fixture
@@ -285,14 +286,15 @@ def verbose_capability_log(model) -> str:
     return "\n".join(line for line in err["text"].splitlines() if "onebit: " in line)
 
 
-def test_measured_rule_declines_with_reason(ep_lib, monkeypatch):
-    """Without the override the measured rule declines every form, with its reason; ORT runs them."""
+def test_measured_rule_declines_symbolic_shapes_with_reason(ep_lib, monkeypatch):
+    """Without the override the measured rule declines every form whose M and K are symbolic, with
+    its reason; ORT runs them."""
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
     for form in FORMS:
         model = build(form, u8, s8, 4, 4)
         log = verbose_capability_log(model)
-        assert DECLINE in log, f"{form}: no decline reason in the log:\n{log}"
+        assert DECLINE.format(-1, -1) in log, f"{form}: no decline reason in the log:\n{log}"
         rng = np.random.default_rng(5)
         f = {"a": full_range(rng, (1, 2, 3, 8), u8), "b": full_range(rng, (1, 2, 8, 3), s8)}
         if form == "mmi_zp_input":
@@ -300,6 +302,31 @@ def test_measured_rule_declines_with_reason(ep_lib, monkeypatch):
         run = es.run_with_ep(model, f)
         assert run.groups == 0 and not run.ep_nodes(), run.counters
         es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], f"{form} declined: as ORT alone")
+
+
+def static_shaped(form, a_shape, b_shape):
+    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    model = build(form, u8, s8, len(a_shape), len(b_shape))
+    for vi, shape in zip(model.graph.input, (a_shape, b_shape)):
+        for dim, value in zip(vi.type.tensor_type.shape.dim, shape):
+            dim.dim_value = value
+    return model
+
+
+@pytest.mark.parametrize("form", ["mmi_zp_constant", "qlinear", "qdq"])
+def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
+    """PV of a model exported with a fixed sequence length of 512 (M = K = 512): claimed by the
+    measured rule and exact; 511 rows or K = 256 declined with the reason."""
+    monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
+    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    rng = np.random.default_rng(9)
+    f = {"a": full_range(rng, (1, 2, 512, 512), u8), "b": full_range(rng, (1, 2, 512, 8), s8)}
+    run = es.run_with_ep(static_shaped(form, (1, 2, 512, 512), (1, 2, 512, 8)), f)
+    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    es.assert_exact(run.outputs[0][0], expected(form, f, u8, s8), f"{form} PV 512")
+    for (M, K) in ((511, 512), (512, 256)):
+        log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, 8)))
+        assert DECLINE.format(M, K) in log, log
 
 
 def test_per_channel_b_is_declined(ep_lib, claim_all):
