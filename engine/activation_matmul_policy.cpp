@@ -14,12 +14,15 @@ ActivationMatmuls activation_matmuls_from_env() {
   throw std::invalid_argument("ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
 }
 
-std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K) {
-  if (rule == ActivationMatmuls::All || (M >= kActivationMatmulMinRows && K >= kActivationMatmulMinK)) return "";
-  return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) +
-         " (-1: symbolic) is claimed only from M >= " + std::to_string(kActivationMatmulMinRows) + " and K >= " +
-         std::to_string(kActivationMatmulMinK) + ", where packing B per call was measured faster than ORT's CPU EP "
-         "(BENCHMARKS.md); ONEBIT_ACTIVATION_MATMULS=all claims it";
+std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N) {
+  const bool measured_faster =
+      M >= kActivationMatmulMinRows && K >= kActivationMatmulMinK && N >= 0 && N <= kActivationMatmulMaxN;
+  if (rule == ActivationMatmuls::All || measured_faster) return "";
+  return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" +
+         std::to_string(N) + " (-1: symbolic) is claimed only with M >= " + std::to_string(kActivationMatmulMinRows) +
+         ", K >= " + std::to_string(kActivationMatmulMinK) + " and N <= " + std::to_string(kActivationMatmulMaxN) +
+         ", where packing B per call was measured faster than ORT's CPU EP (BENCHMARKS.md); "
+         "ONEBIT_ACTIVATION_MATMULS=all claims it";
 }
 
 }  // namespace onebit

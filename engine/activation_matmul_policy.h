@@ -3,12 +3,13 @@
 // QKᵀ and PV when a quantizer quantizes them). Such a call packs B (K·N per batch entry), then
 // runs the exact kernel and epilogue; the packing pays off over M rows, the epilogue (once per
 // output) over K. Measured against ORT's CPU EP on the same models (bench/bench_dynamic.py
-// attention; MiniLM's and SmolLM2's attention shapes, S 32-1024, N 32-256, 1 thread, AVX-512
-// VNNI; BENCHMARKS.md): QKᵀ (K = D = 32 or 64) was slower at every S (0.31-0.84x); PV (M = K = S)
-// was slower up to S = 384 (0.32-1.02x) and faster from S = 512 on (0.97-1.18x at 512,
-// 1.20-1.51x at 768 and 1024). So the measured rule claims a group only where its declared
-// shape has M >= 512 and K >= 512; a symbolic M or K (the usual dynamic sequence length) is
-// declined, as nothing says the call will be large.
+// attention; MiniLM's and SmolLM2's attention shapes, S 32-1024, 1 thread, AVX-512 VNNI, a shared
+// machine; BENCHMARKS.md): QKᵀ (K = D = 32-128) was slower at every S (0.28-0.91x); PV (M = K = S,
+// N = D) was slower up to S = 384 (0.31-1.02x) and, with N = 32 or 64, faster from S = 512 on
+// (1.04-1.27x at 512, 1.12-1.46x at 768 and 1024); with N = 128 or 256 at S = 512 it was level
+// (0.80-1.25x over three runs). So the measured rule claims a group only where its declared shape
+// has M >= 512, K >= 512 and N <= 64; a symbolic dim (the usual dynamic sequence length) is
+// declined, as nothing says the call will be in that range.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,19 +17,20 @@
 namespace onebit {
 
 enum class ActivationMatmuls {
-  Measured,  // the measured rule: M >= kActivationMatmulMinRows and K >= kActivationMatmulMinK
+  Measured,  // the measured rule: M >= kActivationMatmulMinRows, K >= kActivationMatmulMinK, N <= kActivationMatmulMaxN
   All,       // every one that can run exactly (benchmarks, and tests of the path)
 };
 
 constexpr int64_t kActivationMatmulMinRows = 512;
 constexpr int64_t kActivationMatmulMinK = 512;
+constexpr int64_t kActivationMatmulMaxN = 64;
 
 // From the environment: ONEBIT_ACTIVATION_MATMULS unset, "" or "measured" -> Measured, "all" ->
 // All; anything else throws std::invalid_argument naming the variable and its values.
 ActivationMatmuls activation_matmuls_from_env();
 
-// Why a group whose B changes per call, with M rows and inner dimension K as the model declares
-// them (-1: symbolic), is not claimed under `rule`; "" when it is claimed.
-std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K);
+// Why a group whose B changes per call, with M rows, inner dimension K and N columns as the model
+// declares them (-1: symbolic), is not claimed under `rule`; "" when it is claimed.
+std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N);
 
 }  // namespace onebit

@@ -37,7 +37,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           const GroupPlan plan = read_group(match, index).plan;
           if (plan.w_dynamic) {
             const std::string decline =
-                activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K);
+                activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N);
             if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
           }
           std::vector<const OrtNode*> nodes;

@@ -64,13 +64,15 @@ TEST(CallOperand, BothScalesPerCallGiveTheirFloat32Product) {
 
 TEST(ActivationMatmulPolicy, MeasuredRuleClaimsLargeDeclaredShapesOnly) {
   const auto measured = ActivationMatmuls::Measured;
-  EXPECT_EQ(activation_matmul_decline(measured, 512, 512), "");
-  EXPECT_EQ(activation_matmul_decline(measured, 4096, 768), "");
-  EXPECT_NE(activation_matmul_decline(measured, 511, 512).find("M=511 K=512"), std::string::npos);
-  EXPECT_NE(activation_matmul_decline(measured, 512, 64), "");   // QKᵀ: K = D
-  EXPECT_NE(activation_matmul_decline(measured, -1, 1024), "");  // a symbolic sequence length
-  EXPECT_NE(activation_matmul_decline(measured, 1, 1024), "");   // one query row (decode)
-  EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All, -1, 8), "");
+  EXPECT_EQ(activation_matmul_decline(measured, 512, 512, 64), "");  // PV at S = 512, D = 64
+  EXPECT_EQ(activation_matmul_decline(measured, 4096, 768, 1), "");
+  EXPECT_NE(activation_matmul_decline(measured, 511, 512, 64).find("M=511 K=512 N=64"), std::string::npos);
+  EXPECT_NE(activation_matmul_decline(measured, 512, 64, 512), "");   // QKᵀ: K = D
+  EXPECT_NE(activation_matmul_decline(measured, 512, 512, 128), "");  // level, not faster
+  EXPECT_NE(activation_matmul_decline(measured, -1, 1024, 64), "");   // a symbolic sequence length
+  EXPECT_NE(activation_matmul_decline(measured, 512, 512, -1), "");
+  EXPECT_NE(activation_matmul_decline(measured, 1, 1024, 64), "");    // one query row (decode)
+  EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All, -1, 8, -1), "");
 }
 
 TEST(ActivationMatmulPolicy, TheOverrideComesFromTheEnvironment) {

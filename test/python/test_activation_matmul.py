@@ -28,7 +28,8 @@ from qdq_models import init, make_model
 from test_dynamic_quant import EPS32, ORT_ULPS, chain_steps, cpu_has_vnni, reference_dql
 
 ONNX_TYPE = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-DECLINE = "is not a constant: an activation x activation group with M={} K={} (-1: symbolic) is claimed only from M >= 512"
+DECLINE = ("is not a constant: an activation x activation group with M={} K={} N={} (-1: symbolic) is claimed "
+           "only with M >= 512, K >= 512 and N <= 64")
 
 
 @pytest.fixture
@@ -294,7 +295,7 @@ def test_measured_rule_declines_symbolic_shapes_with_reason(ep_lib, monkeypatch)
     for form in FORMS:
         model = build(form, u8, s8, 4, 4)
         log = verbose_capability_log(model)
-        assert DECLINE.format(-1, -1) in log, f"{form}: no decline reason in the log:\n{log}"
+        assert DECLINE.format(-1, -1, -1) in log, f"{form}: no decline reason in the log:\n{log}"
         rng = np.random.default_rng(5)
         f = {"a": full_range(rng, (1, 2, 3, 8), u8), "b": full_range(rng, (1, 2, 8, 3), s8)}
         if form == "mmi_zp_input":
@@ -315,8 +316,8 @@ def static_shaped(form, a_shape, b_shape):
 
 @pytest.mark.parametrize("form", ["mmi_zp_constant", "qlinear", "qdq"])
 def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
-    """PV of a model exported with a fixed sequence length of 512 (M = K = 512): claimed by the
-    measured rule and exact; 511 rows or K = 256 declined with the reason."""
+    """PV of a model exported with a fixed sequence length of 512 (M = K = 512, N = 8): claimed by
+    the measured rule and exact; 511 rows, K = 256 or N = 65 declined with the reason."""
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
     rng = np.random.default_rng(9)
@@ -324,9 +325,9 @@ def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
     run = es.run_with_ep(static_shaped(form, (1, 2, 512, 512), (1, 2, 512, 8)), f)
     assert run.groups == 1 and run.qdq_runs == 1, run.counters
     es.assert_exact(run.outputs[0][0], expected(form, f, u8, s8), f"{form} PV 512")
-    for (M, K) in ((511, 512), (512, 256)):
-        log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, 8)))
-        assert DECLINE.format(M, K) in log, log
+    for (M, K, N) in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):
+        log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, N)))
+        assert DECLINE.format(M, K, N) in log, log
 
 
 def test_per_channel_b_is_declined(ep_lib, claim_all):
