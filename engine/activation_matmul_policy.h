@@ -6,8 +6,8 @@
 // attention; MiniLM's and SmolLM2's attention shapes, S 32-1024, 1 thread, AVX-512 VNNI, a shared
 // machine; BENCHMARKS.md): QKᵀ (K = D = 32-128) was slower at every S (0.28-0.91x); PV (M = K = S,
 // N = D) was slower up to S = 384 (0.31-1.02x) and, with N = 32 or 64, faster from S = 512 on
-// (1.04-1.27x at 512, 1.12-1.46x at 768 and 1024); with N = 128 or 256 at S = 512 it was level
-// (0.80-1.25x over three runs). So the measured rule claims a group only where its declared shape
+// (34 of 36 cells over five runs 1.04-1.51x, two at 0.97 and 1.01); with N = 128 or 256 at
+// S = 512 it was level (0.80-1.25x over three runs). So the measured rule claims a group only where its declared shape
 // has M >= 512, K >= 512 and N <= 64; a symbolic dim (the usual dynamic sequence length) is
 // declined, as nothing says the call will be in that range.
 #pragma once
