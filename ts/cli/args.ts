@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { OnebitOptionError } from '../errors.js';
+import { ACTIVATION_TYPES, type ActivationType } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
@@ -19,6 +20,9 @@ export const USAGE = `usage: onebit-run [--model smollm2|stack | model.onnx] [op
 smollm2 options:
   --prompt TEXT      the user turn (default: "${DEFAULT_PROMPT}")
   --max-tokens N     stop after N generated tokens unless the end of turn comes first (default 64)
+  --activations uint8|int8
+                     the QDQ model's activation type (default uint8; int8 is quantized from the same
+                     fp32 model on first use; ORT's CPU EP on x86 leaves most of its groups unfused)
   --quality          also teacher-force the built-in evaluation text: KL(fp32 || QDQ), top-1 per arm
   --layers N         keep the first N of the 30 layers (tests)
 
@@ -53,6 +57,7 @@ export interface RunArgs {
   model: string;
   prompt: string;
   maxTokens: number;
+  activations: ActivationType;
   quality: boolean;
   bench: boolean;
   lens: number[];
@@ -76,7 +81,7 @@ function count(flag: string, text: string | undefined, min: number): number {
 
 export function parseArgs(argv: readonly string[]): RunArgs {
   const args: RunArgs = {
-    model: 'smollm2', prompt: DEFAULT_PROMPT, maxTokens: 64, quality: false,
+    model: 'smollm2', prompt: DEFAULT_PROMPT, maxTokens: 64, activations: 'uint8', quality: false,
     bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: null, json: false, help: false,
   };
   let modelGiven = false;
@@ -105,6 +110,13 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         break;
       }
       case '--max-tokens': args.maxTokens = count(flag, value(), 1); break;
+      case '--activations': {
+        const activations = value();
+        if (!ACTIVATION_TYPES.includes(activations as ActivationType))
+          throw new UsageError(`--activations takes ${ACTIVATION_TYPES.join(' or ')}, got ${activations === undefined ? 'nothing' : `'${activations}'`}`);
+        args.activations = activations as ActivationType;
+        break;
+      }
       case '--help': case '-h': args.help = true; break;
       case '--warmup': args.warmup = count(flag, value(), 0); break;
       case '--repeat': args.repeat = count(flag, value(), 1); break;

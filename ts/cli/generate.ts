@@ -12,7 +12,7 @@ import type { OnebitCounters } from '../counters.js';
 import { OnebitInputError } from '../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
-import { smollm2, type Smollm2Files } from '../model/smollm2.js';
+import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm2.js';
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
@@ -51,7 +51,7 @@ export interface Comparison {
 }
 
 export interface GenerationReport {
-  model: { dir: string; layers: number; projections: number; weights: string };
+  model: { dir: string; layers: number; projections: number; activations: ActivationType; weights: string };
   ortVersion: string;
   threads: number;
   device: string;
@@ -125,7 +125,7 @@ async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], voc
 
 export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
   const runtime = onebit.register();
-  const files = smollm2(args.layers ?? undefined, (line) => progress.update(line));
+  const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line));
   progress.done();
   const vocab = files.config.vocab;
   const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
@@ -184,7 +184,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   }
 
   return {
-    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
+    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, activations: files.activations, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
     ortVersion: runtime.ortVersion,
     threads: args.threads,
     device: args.device,
