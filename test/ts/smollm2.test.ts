@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // onebit-run --model smollm2 on a 2-layer model cut from the packaged GGUF (built by the Python
 // builder into a temporary cache): generation with every projection on the EP, the report's
-// fields, the model with int8 activations, the tokenizer from Node against the Python `tokenizers`
-// library, and the errors.
+// fields, prompts of a requested length, the model with int8 activations, the tokenizer from Node
+// against the Python `tokenizers` library, and the errors.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -25,7 +25,9 @@ interface Comparison { reference: string; candidate: string; positions: number; 
 
 interface Report {
   model: { layers: number; projections: number; activations: string };
+  prompt: string;
   promptTokens: number;
+  promptSource: string;
   generatedTokens: number;
   stop: string;
   text: string;
@@ -98,13 +100,31 @@ describe('onebit-run --model smollm2', () => {
     expect(between.meanKl).toBeLessThan(0.005);
   });
 
+  it('makes a prompt of exactly --prompt-tokens tokens from the evaluation text', async () => {
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '2', '--prompt-tokens', '32', '--json'], env);
+    expect(ran.status).toBe(0);
+    const sized = JSON.parse(ran.stdout) as Report;
+    expect(sized.promptTokens).toBe(32);
+    expect(sized.promptSource).toBe('evaluation text');
+    expect(sized.model.activations).toBe('uint8');
+    // The reported count is the prompt's: the user turn it reports, chat-formatted, is 32 tokens.
+    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), JSON.parse(readFileSync(path.join(modelDir, 'chat.json'), 'utf8')));
+    expect(tokenizer.encode(tokenizer.chatPrompt(sized.prompt))).toHaveLength(32);
+    const evaluation = readFileSync(path.join(modelDir, 'evaluation.txt'), 'utf8').replace(/\s+/g, ' ');
+    expect(evaluation.startsWith(sized.prompt)).toBe(true);
+    expect(sized.prompt.length).toBeGreaterThan(0);
+    for (const arm of sized.arms) expect(arm.promptTokensPerS).toBeCloseTo((32 * 1000) / arm.prefillMs, 6);
+  }, 120_000);
+
   it('runs the QDQ model with int8 activations: every projection on the EP, the same tokens as ORT', async () => {
-    // Adds the int8 model to the cached folder (quantized from its fp32 model).
-    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--activations', 'int8', '--json'], env);
+    // Adds the int8 model to the cached folder (quantized from its fp32 model), then a 128-token
+    // prompt: longer than the evaluation text's first paragraph.
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '128', '--activations', 'int8', '--json'], env);
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     const int8 = JSON.parse(ran.stdout) as Report;
     expect(int8.model.activations).toBe('int8');
+    expect(int8.promptTokens).toBe(128);
     expect(int8.counters.groups).toBe(15);
     expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
     expect(int8.agreement[0]).toMatchObject({ candidate: 'onebit', reference: 'ortQdq', top1: 1 });
@@ -151,7 +171,16 @@ describe('onebit-run --model smollm2', () => {
     expect(usage.stderr).toMatch(/--max-tokens needs an integer >= 1/);
   });
 
-  it('says which --activations exist', () => {
+  it('says when --prompt-tokens is out of range or given with --prompt, and which --activations exist', () => {
+    const short = runNode([cli, '--layers', '2', '--prompt-tokens', '30'], repoRoot, env);
+    expect(short.status).toBe(1);
+    expect(short.stderr).toMatch(/--prompt-tokens 30 is too short: the chat template alone takes 30 tokens; ask for at least 31/);
+    const long = runNode([cli, '--layers', '2', '--prompt-tokens', '8100', '--max-tokens', '100'], repoRoot, env);
+    expect(long.status).toBe(1);
+    expect(long.stderr).toMatch(/the prompt is 8100 tokens; with --max-tokens 100 that exceeds the model's context of 8192 tokens/);
+    const both = runNode([cli, '--prompt', 'Hi', '--prompt-tokens', '40']);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/--prompt and --prompt-tokens: give one or the other/);
     const activations = runNode([cli, '--activations', 's8']);
     expect(activations.status).toBe(2);
     expect(activations.stderr).toMatch(/--activations takes uint8 or int8, got 's8'/);

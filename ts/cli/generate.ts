@@ -3,6 +3,7 @@
 // A8W8 QDQ model and ORT on the fp32 model, teacher-forced on the EP's tokens (the same work per
 // arm): speed per arm, agreement of each position's logits, peak RSS and the EP's counters.
 // --quality adds the teacher-forced evaluation text: KL(fp32 || QDQ) and top-1 per arm.
+// --prompt-tokens N makes a prompt of exactly N tokens from the evaluation text.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
@@ -12,6 +13,7 @@ import type { OnebitCounters } from '../counters.js';
 import { OnebitInputError } from '../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
+import { sizedPrompt } from '../llm/sized_prompt.js';
 import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm2.js';
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
@@ -55,8 +57,11 @@ export interface GenerationReport {
   ortVersion: string;
   threads: number;
   device: string;
+  /** The user turn: --prompt, or with --prompt-tokens the start of the evaluation text. */
   prompt: string;
+  /** Tokens of the chat-formatted prompt (equal to --prompt-tokens when given). */
   promptTokens: number;
+  promptSource: 'prompt' | 'evaluation text';
   generatedTokens: number;
   stop: 'eos' | 'max-tokens';
   text: string;
@@ -129,9 +134,16 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   progress.done();
   const vocab = files.config.vocab;
   const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
-  const promptIds = tokenizer.encode(tokenizer.chatPrompt(args.prompt));
-  if (promptIds.length + args.maxTokens > files.config.context)
-    throw new OnebitInputError(`the prompt is ${promptIds.length} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+  const checkFits = (promptTokens: number) => {
+    if (promptTokens + args.maxTokens > files.config.context)
+      throw new OnebitInputError(`the prompt is ${promptTokens} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+  };
+  // A requested length is checked before the prompt is made, so a huge one costs nothing.
+  if (args.promptTokens !== null) checkFits(args.promptTokens);
+  const { user, ids: promptIds } = args.promptTokens === null
+    ? { user: args.prompt, ids: tokenizer.encode(tokenizer.chatPrompt(args.prompt)) }
+    : sizedPrompt(tokenizer, readFileSync(files.evaluationText, 'utf8'), args.promptTokens);
+  checkFits(promptIds.length);
 
   // The onebit arm generates: greedy until the end-of-turn token or --max-tokens.
   progress.update('creating the onebit session');
@@ -188,8 +200,9 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
     ortVersion: runtime.ortVersion,
     threads: args.threads,
     device: args.device,
-    prompt: args.prompt,
+    prompt: user,
     promptTokens: promptIds.length,
+    promptSource: args.promptTokens === null ? 'prompt' : 'evaluation text',
     generatedTokens: generated.length,
     stop: generated.at(-1) === eos ? 'eos' : 'max-tokens',
     text: tokenizer.decode(generated.filter((t) => t !== eos)),

@@ -15,7 +15,8 @@ export function formatGenerationReport(r: GenerationReport): string {
   const lines = [
     '',
     `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections, ${r.model.activations} activations (weights ${r.model.weights})`,
-    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; prompt ${r.promptTokens} tokens (chat template), ` +
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; ` +
+      `prompt ${r.promptTokens} tokens (chat template${r.promptSource === 'prompt' ? '' : ', user turn from the evaluation text'}), ` +
       `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
     '',
     `${'arm'.padEnd(34)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,
