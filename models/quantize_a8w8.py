@@ -2,11 +2,13 @@
 """The fp32 decoder to A8W8 QDQ with onnxruntime.quantization.quantize_static.
 
 Only the constant-weight projections are quantized (`llama_onnx.projection_nodes`): int8 weights
-per output channel, uint8 activations per tensor (asymmetric, MinMax over the calibration
-prompts). uint8 x int8 is the combination ORT's own CPU EP has its fastest kernel for on x86, so
-the comparison against it is fair, and the onebit EP claims it. Attention's activation x
-activation MatMuls are left float on purpose: they are a small share of the work and change shape
-every token.
+per output channel, activations per tensor (asymmetric, MinMax over the calibration prompts).
+uint8 activations (the default) are the combination ORT's own CPU EP has its fastest kernel for on
+x86, so the comparison against it is fair. int8 activations are what many A8W8 exports write; ORT's
+CPU EP on x86 fuses only the groups whose int8 QuantizeLinear feeds a single DequantizeLinear and
+runs the others as DequantizeLinear + float MatMul. The onebit EP claims both. Attention's
+activation x activation MatMuls are left float on purpose: they are a small share of the work and
+change shape every token.
 """
 from __future__ import annotations
 
@@ -29,8 +31,13 @@ class PromptReader(CalibrationDataReader):
         return next(self._feeds, None)
 
 
-def quantize(fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: list[list[int]]) -> None:
-    """Writes the QDQ model to qdq_path, its weights in an external-data file beside it."""
+# The activation types --activations offers; quantize_static makes either asymmetric (a zero point).
+ACTIVATION_TYPES = {"uint8": QuantType.QUInt8, "int8": QuantType.QInt8}
+
+
+def quantize(fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: list[list[int]], activations: str) -> None:
+    """Writes the QDQ model with `activations` (a key of ACTIVATION_TYPES) to qdq_path, its weights
+    in an external-data file beside it."""
     quantize_static(
         fp32_path,
         qdq_path,
@@ -39,7 +46,7 @@ def quantize(fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: li
         op_types_to_quantize=["MatMul"],
         nodes_to_quantize=projection_nodes(config),
         per_channel=True,
-        activation_type=QuantType.QUInt8,
+        activation_type=ACTIVATION_TYPES[activations],
         weight_type=QuantType.QInt8,
         calibrate_method=CalibrationMethod.MinMax,
         use_external_data_format=True,

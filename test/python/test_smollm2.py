@@ -4,7 +4,10 @@
 - the fp32 ONNX decoder (its weights smoothed) equals the numpy reference (llama_reference.py,
   float64) of the GGUF weights as read, on new tokens; smoothing narrows each activation's range;
 - every quantized projection (7 a layer + lm_head) runs on the onebit EP (trace counters, and no
-  constant-weight MatMul left on ORT's CPU EP);
+  constant-weight MatMul left on ORT's CPU EP), in the QDQ model with uint8 activations and in the
+  one with int8 activations (asymmetric: quantize_static's int8 has zero points);
+- the EP's logits on either QDQ model equal ORT's CPU EP with every optimisation off (each group
+  DequantizeLinear + float MatMul) up to float rounding;
 - decoding one token with the KV cache gives the last token's logits of a full-sequence recompute;
 - tokenizer.json round-trips multilingual text and special tokens, with the ids the GGUF vocabulary
   defines for the control tokens;
@@ -21,8 +24,10 @@ import sys
 
 import gguf
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
+from onnx import numpy_helper
 
 import ep_session as es
 
@@ -38,6 +43,7 @@ LAYERS = 2
 # Token ids of a short chat prompt with a multilingual user turn (fixed, so the test does not
 # depend on the tokenizer it also checks).
 IDS = [1, 4093, 198, 19556, 28, 905, 17, 216, 33, 34, 9171, 7170, 34878, 85, 28, 17097, 2, 198]
+ACTIVATIONS = sorted(build_smollm2.QDQ_MODELS)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +52,9 @@ def built(tmp_path_factory):
     path = gguf_llama.packaged_gguf_path()
     reader = gguf_llama.open_gguf(path)
     out = tmp_path_factory.mktemp("smollm2")
-    manifest = build_smollm2.build(str(out), reader, path, LAYERS, log=lambda _: None)
+    build_smollm2.build(str(out), reader, path, LAYERS, log=lambda _: None)
+    build_smollm2.add_qdq_model(str(out), "int8", log=lambda _: None)
+    manifest = json.loads((out / build_smollm2.MANIFEST).read_text())
     return out, manifest, gguf_llama.read_llama(reader, path, LAYERS)
 
 
@@ -93,11 +101,16 @@ def test_smoothing_narrows_the_activation_ranges(built):
     np.testing.assert_allclose(llama_reference.logits(smoothed, IDS), llama_reference.logits(weights, IDS), rtol=0, atol=1e-4)
 
 
-def test_every_projection_runs_on_the_ep(built, ep_lib):
+def qdq_model(out, manifest, activations):
+    return out / manifest["qdq_models"][activations]
+
+
+@pytest.mark.parametrize("activations", ACTIVATIONS)
+def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     out, manifest, weights = built
     assert manifest["projections"] == 7 * LAYERS + 1  # q k v o gate up down per layer, and lm_head
     with es.captured_stderr() as err:
-        session = ep_session(out / manifest["qdq_model"])
+        session = ep_session(qdq_model(out, manifest, activations))
         assignment = es._assignment(session)
         run(session, weights.config, IDS[:5])
         run(session, weights.config, IDS[:1])
@@ -113,12 +126,39 @@ def test_every_projection_runs_on_the_ep(built, ep_lib):
     assert left == sorted(f"layers.{i}.attention.{m}" for i in range(LAYERS) for m in ("context", "scores"))
 
 
-@pytest.mark.parametrize("arm", ["onebit", "fp32"])
+def test_activation_types(built):
+    """Every activation QuantizeLinear has the variant's type; int8 ones are asymmetric (zero points
+    other than 0), as quantize_static makes them by default."""
+    out, manifest, _ = built
+    for activations, dtype in (("uint8", np.uint8), ("int8", np.int8)):
+        graph = onnx.load(str(qdq_model(out, manifest, activations)), load_external_data=False).graph
+        initializers = {i.name: i for i in graph.initializer}  # the weights stay in their data file
+        zero_points = [numpy_helper.to_array(initializers[n.input[2]]) for n in graph.node if n.op_type == "QuantizeLinear"]
+        assert len(zero_points) == 4 * LAYERS + 1  # q/k/v, o, gate/up, down inputs per layer; lm_head's
+        assert all(z.dtype == dtype for z in zero_points), activations
+        assert any(z != 0 for z in zero_points), activations  # asymmetric, int8 included
+
+
+@pytest.mark.parametrize("activations", ACTIVATIONS)
+def test_ep_equals_ort_without_optimisations(built, ep_lib, activations):
+    out, manifest, weights = built
+    path = qdq_model(out, manifest, activations)
+    ours, _ = run(ep_session(path), weights.config, IDS)
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    theirs, _ = run(ort.InferenceSession(str(path), plain, providers=["CPUExecutionProvider"]), weights.config, IDS)
+    # Exact integer sums against float32 ones: float rounding, unless it moves a QuantizeLinear by 1.
+    np.testing.assert_allclose(ours, theirs, atol=1e-3 * np.abs(theirs).max(), rtol=0)
+    assert (ours.argmax(-1) == theirs.argmax(-1)).all()
+    gc.collect()
+
+
+@pytest.mark.parametrize("arm", ["onebit-uint8", "onebit-int8", "fp32"])
 def test_kv_cache_decode_equals_full_recompute(built, ep_lib, arm):
     out, manifest, weights = built
     c = weights.config
-    if arm == "onebit":
-        session = ep_session(out / manifest["qdq_model"])
+    if arm.startswith("onebit"):
+        session = ep_session(qdq_model(out, manifest, arm.split("-")[1]))
     else:
         session = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
     full, _ = run(session, c, IDS)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // onebit-run --model smollm2 on a 2-layer model cut from the packaged GGUF (built by the Python
 // builder into a temporary cache): generation with every projection on the EP, the report's
-// fields, the tokenizer from Node against the Python `tokenizers` library, and the errors.
+// fields, prompts of a requested length, the model with int8 activations, the tokenizer from Node
+// against the Python `tokenizers` library, and the errors.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -15,7 +16,7 @@ const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
-const modelDir = path.join(cache, 'smollm2-v2-l2');
+const modelDir = path.join(cache, 'smollm2-v3-l2');
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
@@ -23,8 +24,10 @@ const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_token
 interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
 
 interface Report {
-  model: { layers: number; projections: number };
+  model: { layers: number; projections: number; activations: string };
+  prompt: string;
   promptTokens: number;
+  promptSource: string;
   generatedTokens: number;
   stop: string;
   text: string;
@@ -82,7 +85,7 @@ describe('onebit-run --model smollm2', () => {
     expect(report.agreement[0].top1).toBe(1);
     expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
-    expect(readdirSync(cache)).toEqual(['smollm2-v2-l2']); // the cached model folder only: nothing partial
+    expect(readdirSync(cache)).toEqual(['smollm2-v3-l2']); // the cached model folder only: nothing partial
   });
 
   it('measures quality over the evaluation text: the EP costs no more KL against fp32 than ORT on the same model', () => {
@@ -96,6 +99,40 @@ describe('onebit-run --model smollm2', () => {
     expect(between.top1).toBeGreaterThan(0.99); // on 2 layers the two integer paths barely drift
     expect(between.meanKl).toBeLessThan(0.005);
   });
+
+  it('makes a prompt of exactly --prompt-tokens tokens from the evaluation text', async () => {
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '2', '--prompt-tokens', '32', '--json'], env);
+    expect(ran.status).toBe(0);
+    const sized = JSON.parse(ran.stdout) as Report;
+    expect(sized.promptTokens).toBe(32);
+    expect(sized.promptSource).toBe('evaluation text');
+    expect(sized.model.activations).toBe('uint8');
+    // The reported count is the prompt's: the user turn it reports, chat-formatted, is 32 tokens.
+    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), JSON.parse(readFileSync(path.join(modelDir, 'chat.json'), 'utf8')));
+    expect(tokenizer.encode(tokenizer.chatPrompt(sized.prompt))).toHaveLength(32);
+    const evaluation = readFileSync(path.join(modelDir, 'evaluation.txt'), 'utf8').replace(/\s+/g, ' ');
+    expect(evaluation.startsWith(sized.prompt)).toBe(true);
+    expect(sized.prompt.length).toBeGreaterThan(0);
+    for (const arm of sized.arms) expect(arm.promptTokensPerS).toBeCloseTo((32 * 1000) / arm.prefillMs, 6);
+  }, 120_000);
+
+  it('runs the QDQ model with int8 activations: every projection on the EP, the same tokens as ORT', async () => {
+    // Adds the int8 model to the cached folder (quantized from its fp32 model), then a 128-token
+    // prompt: longer than the evaluation text's first paragraph.
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '128', '--activations', 'int8', '--json'], env);
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    const int8 = JSON.parse(ran.stdout) as Report;
+    expect(int8.model.activations).toBe('int8');
+    expect(int8.promptTokens).toBe(128);
+    expect(int8.counters.groups).toBe(15);
+    expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
+    expect(int8.agreement[0]).toMatchObject({ candidate: 'onebit', reference: 'ortQdq', top1: 1 });
+    expect(int8.agreement[0].meanKl).toBeLessThan(1e-3);
+    expect(readdirSync(cache)).toEqual(['smollm2-v3-l2']);
+    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
+    expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
+  }, 300_000);
 
   it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {
     const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), { turn_start: '<|im_start|>', turn_end: '<|im_end|>', default_system: null, bos_token_id: 1, eos_token_id: 2 });
@@ -132,5 +169,20 @@ describe('onebit-run --model smollm2', () => {
     const usage = runNode([cli, '--max-tokens', '0']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/--max-tokens needs an integer >= 1/);
+  });
+
+  it('says when --prompt-tokens is out of range or given with --prompt, and which --activations exist', () => {
+    const short = runNode([cli, '--layers', '2', '--prompt-tokens', '30'], repoRoot, env);
+    expect(short.status).toBe(1);
+    expect(short.stderr).toMatch(/--prompt-tokens 30 is too short: the chat template alone takes 30 tokens; ask for at least 31/);
+    const long = runNode([cli, '--layers', '2', '--prompt-tokens', '8100', '--max-tokens', '100'], repoRoot, env);
+    expect(long.status).toBe(1);
+    expect(long.stderr).toMatch(/the prompt is 8100 tokens; with --max-tokens 100 that exceeds the model's context of 8192 tokens/);
+    const both = runNode([cli, '--prompt', 'Hi', '--prompt-tokens', '40']);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/--prompt and --prompt-tokens: give one or the other/);
+    const activations = runNode([cli, '--activations', 's8']);
+    expect(activations.status).toBe(2);
+    expect(activations.stderr).toMatch(/--activations takes uint8 or int8, got 's8'/);
   });
 });

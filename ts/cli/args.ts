@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { OnebitOptionError } from '../errors.js';
+import { ACTIVATION_TYPES, type ActivationType } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
@@ -18,7 +19,12 @@ export const USAGE = `usage: onebit-run [--model smollm2|stack | model.onnx] [op
 
 smollm2 options:
   --prompt TEXT      the user turn (default: "${DEFAULT_PROMPT}")
+  --prompt-tokens N  instead of --prompt: a prompt of exactly N tokens (chat template included), its
+                     user turn the start of the built-in evaluation text (for speed at fixed lengths)
   --max-tokens N     stop after N generated tokens unless the end of turn comes first (default 64)
+  --activations uint8|int8
+                     the QDQ model's activation type (default uint8; int8 is quantized from the same
+                     fp32 model on first use; ORT's CPU EP on x86 leaves most of its groups unfused)
   --quality          also teacher-force the built-in evaluation text: KL(fp32 || QDQ), top-1 per arm
   --layers N         keep the first N of the 30 layers (tests)
 
@@ -52,7 +58,10 @@ export interface RunArgs {
   /** 'smollm2', 'stack', or a model file. */
   model: string;
   prompt: string;
+  /** --prompt-tokens: a prompt of exactly this many tokens instead of `prompt`. */
+  promptTokens: number | null;
   maxTokens: number;
+  activations: ActivationType;
   quality: boolean;
   bench: boolean;
   lens: number[];
@@ -76,10 +85,11 @@ function count(flag: string, text: string | undefined, min: number): number {
 
 export function parseArgs(argv: readonly string[]): RunArgs {
   const args: RunArgs = {
-    model: 'smollm2', prompt: DEFAULT_PROMPT, maxTokens: 64, quality: false,
+    model: 'smollm2', prompt: DEFAULT_PROMPT, promptTokens: null, maxTokens: 64, activations: 'uint8', quality: false,
     bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: null, json: false, help: false,
   };
   let modelGiven = false;
+  let promptGiven = false;
   const setModel = (model: string) => {
     if (modelGiven) throw new UsageError(`one model at a time: got '${args.model}' and '${model}'`);
     args.model = model;
@@ -102,9 +112,18 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         const prompt = value();
         if (!prompt) throw new UsageError('--prompt needs a non-empty text');
         args.prompt = prompt;
+        promptGiven = true;
         break;
       }
+      case '--prompt-tokens': args.promptTokens = count(flag, value(), 1); break;
       case '--max-tokens': args.maxTokens = count(flag, value(), 1); break;
+      case '--activations': {
+        const activations = value();
+        if (!ACTIVATION_TYPES.includes(activations as ActivationType))
+          throw new UsageError(`--activations takes ${ACTIVATION_TYPES.join(' or ')}, got ${activations === undefined ? 'nothing' : `'${activations}'`}`);
+        args.activations = activations as ActivationType;
+        break;
+      }
       case '--help': case '-h': args.help = true; break;
       case '--warmup': args.warmup = count(flag, value(), 0); break;
       case '--repeat': args.repeat = count(flag, value(), 1); break;
@@ -135,6 +154,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   if (args.costModel !== undefined && args.device !== 'emu') throw new UsageError('--cost-model models the emulated device: use it with --device emu');
   if (args.costModel !== undefined && args.model === 'smollm2')
     throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
+  if (promptGiven && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
   if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;

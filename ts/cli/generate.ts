@@ -3,6 +3,7 @@
 // A8W8 QDQ model and ORT on the fp32 model, teacher-forced on the EP's tokens (the same work per
 // arm): speed per arm, agreement of each position's logits, peak RSS and the EP's counters.
 // --quality adds the teacher-forced evaluation text: KL(fp32 || QDQ) and top-1 per arm.
+// --prompt-tokens N makes a prompt of exactly N tokens from the evaluation text.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
@@ -12,7 +13,8 @@ import type { OnebitCounters } from '../counters.js';
 import { OnebitInputError } from '../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
-import { smollm2, type Smollm2Files } from '../model/smollm2.js';
+import { sizedPrompt } from '../llm/sized_prompt.js';
+import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm2.js';
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
@@ -51,12 +53,15 @@ export interface Comparison {
 }
 
 export interface GenerationReport {
-  model: { dir: string; layers: number; projections: number; weights: string };
+  model: { dir: string; layers: number; projections: number; activations: ActivationType; weights: string };
   ortVersion: string;
   threads: number;
   device: string;
+  /** The user turn: --prompt, or with --prompt-tokens the start of the evaluation text. */
   prompt: string;
+  /** Tokens of the chat-formatted prompt (equal to --prompt-tokens when given). */
   promptTokens: number;
+  promptSource: 'prompt' | 'evaluation text';
   generatedTokens: number;
   stop: 'eos' | 'max-tokens';
   text: string;
@@ -125,13 +130,20 @@ async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], voc
 
 export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
   const runtime = onebit.register();
-  const files = smollm2(args.layers ?? undefined, (line) => progress.update(line));
+  const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line));
   progress.done();
   const vocab = files.config.vocab;
   const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
-  const promptIds = tokenizer.encode(tokenizer.chatPrompt(args.prompt));
-  if (promptIds.length + args.maxTokens > files.config.context)
-    throw new OnebitInputError(`the prompt is ${promptIds.length} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+  const checkFits = (promptTokens: number) => {
+    if (promptTokens + args.maxTokens > files.config.context)
+      throw new OnebitInputError(`the prompt is ${promptTokens} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+  };
+  // A requested length is checked before the prompt is made, so a huge one costs nothing.
+  if (args.promptTokens !== null) checkFits(args.promptTokens);
+  const { user, ids: promptIds } = args.promptTokens === null
+    ? { user: args.prompt, ids: tokenizer.encode(tokenizer.chatPrompt(args.prompt)) }
+    : sizedPrompt(tokenizer, readFileSync(files.evaluationText, 'utf8'), args.promptTokens);
+  checkFits(promptIds.length);
 
   // The onebit arm generates: greedy until the end-of-turn token or --max-tokens.
   progress.update('creating the onebit session');
@@ -184,12 +196,13 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   }
 
   return {
-    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
+    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, activations: files.activations, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
     ortVersion: runtime.ortVersion,
     threads: args.threads,
     device: args.device,
-    prompt: args.prompt,
+    prompt: user,
     promptTokens: promptIds.length,
+    promptSource: args.promptTokens === null ? 'prompt' : 'evaluation text',
     generatedTokens: generated.length,
     stop: generated.at(-1) === eos ? 'eos' : 'max-tokens',
     text: tokenizer.decode(generated.filter((t) => t !== eos)),

