@@ -5,29 +5,46 @@
 
 namespace onebit {
 
+namespace {
+
+// w (values of type S, shifted by -shift to int8) into p's blocks and column sums. A K×N source is
+// walked row by row so that its reads are sequential (packing a non-constant B happens per call);
+// an N×K source column by column for the same reason.
+template <typename S>
+void pack_values(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shift, PackedWeights& p) {
+  const int64_t g = p.group_size();
+  const int g_bits = g == 4 ? 2 : 1;  // g is 2 or 4: shifts, not divisions, in the per-element index
+  const int64_t block_bytes = p.block_bytes();
+  const auto store = [&](int64_t k, int64_t n, int32_t value) {
+    const auto shifted = static_cast<int8_t>(value - shift);
+    p.blocks[static_cast<size_t>((n / kBlockN) * block_bytes + ((k >> g_bits) << g_bits) * kBlockN +
+                                 (n % kBlockN) * g + (k & (g - 1)))] = shifted;
+    p.col_sum[static_cast<size_t>(n)] += shifted;
+  };
+  if (w_is_nk) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) store(k, n, int32_t(w[n * K + k]));
+  } else {
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) store(k, n, int32_t(w[k * N + n]));
+  }
+}
+
+}  // namespace
+
 PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
                            const int32_t* zero_points, int64_t zero_point_count, KGroup group) {
   PackedWeights p;
   p.K = K;
   p.N = N;
   p.group = group;
-  const int64_t g = p.group_size();
   p.blocks.assign(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
   p.zero_point.assign(static_cast<size_t>(N), 0);
   p.col_sum.assign(static_cast<size_t>(N), 0);
   const int32_t shift = shift_for(type);
-  const auto* w8 = static_cast<const uint8_t*>(w);
+  if (type == QType::Uint8) pack_values(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, p);
+  else pack_values(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, p);
   for (int64_t n = 0; n < N; ++n) {
-    int32_t sum = 0;
-    int8_t* column = p.blocks.data() + (n / kBlockN) * p.block_bytes() + (n % kBlockN) * g;
-    for (int64_t k = 0; k < K; ++k) {
-      const size_t src = static_cast<size_t>(w_is_nk ? n * K + k : k * N + n);
-      const int32_t value = type == QType::Uint8 ? int32_t(w8[src]) : int32_t(int8_t(w8[src]));
-      const auto shifted = static_cast<int8_t>(value - shift);
-      column[(k / g) * g * kBlockN + k % g] = shifted;
-      sum += shifted;
-    }
-    p.col_sum[static_cast<size_t>(n)] = sum;
     const int32_t zp = zero_points == nullptr ? 0
                        : zero_point_count == 1 ? zero_points[0]
                                                : zero_points[n];
