@@ -6,9 +6,16 @@ namespace onebit {
 void epilogue_for_scales(const Epilogue& base, float x_scale, std::span<const float> w_scale, Epilogue& e) {
   e.kind = base.kind;
   e.float32_steps = base.float32_steps;
-  e.bias = base.bias;  // copy-assigned: the storage e already has is reused
   e.y_scale = base.y_scale;
   e.y_zero_point = base.y_zero_point;
+  // Copy-assigned and resized: the storage e already has is reused.
+  if (base.float32_steps) {
+    e.bias32 = base.bias32;
+    e.scale32.resize(w_scale.size());
+    for (size_t n = 0; n < w_scale.size(); ++n) e.scale32[n] = x_scale * w_scale[n];
+    return;
+  }
+  e.bias = base.bias;
   e.scale.resize(w_scale.size());
   for (size_t n = 0; n < w_scale.size(); ++n) e.scale[n] = static_cast<float>(x_scale * w_scale[n]);
 }

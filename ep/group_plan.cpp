@@ -239,7 +239,6 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
 // scale is read per call unless it is a constant too. With a non-constant B both may be per call
 // (the matcher names a constant factor w_scale, so a per-call w_scale has a per-call x_scale).
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
-  plan.epilogue.float32_steps = true;
   if (plan.w_dynamic && !g.constant(m.w_scale)) {
     require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale");
     require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
@@ -309,6 +308,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
       read_dynamic_scales(m, g, src.plan);
       read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
       read_qdq_output(m, g, src.plan);
+      src.plan.epilogue.take_float32_steps();  // the chain's operators round after each step
       break;
   }
   return src;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu_features.h"
 
@@ -19,21 +20,41 @@ struct Columns {
 // float32_steps). It is compiled three times (below): for the baseline ISA, for AVX2 and for
 // AVX-512, where GCC vectorises it (vcvtdq2pd, vmulpd, vdivpd, vroundpd or vrndscalepd, or their
 // float forms) — same operations, same order, so the same results.
+// The scale and bias arrays of arithmetic F: scale and bias, or scale32 and bias32.
+template <typename F>
+struct Factors {
+  const F* scale;
+  const F* bias;  // null: none
+  bool per_column;
+  explicit Factors(const Epilogue& e) {
+    const auto& s = pick(e.scale, e.scale32);
+    const auto& b = pick(e.bias, e.bias32);
+    scale = s.data();
+    bias = b.empty() ? nullptr : b.data();
+    per_column = s.size() > 1;
+  }
+  static const std::vector<F>& pick(const std::vector<double>& d, const std::vector<float>& f) {
+    if constexpr (std::is_same_v<F, float>) return f;
+    else return d;
+  }
+};
+
 template <typename F, typename T>
 [[gnu::always_inline]] inline void requantize(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
   constexpr F lo = F(std::numeric_limits<T>::min());
   constexpr F hi = F(std::numeric_limits<T>::max());
-  const double* scale = e.scale.data();
-  const double* bias = e.bias.empty() ? nullptr : e.bias.data();
-  const bool per_column = e.scale.size() > 1;
+  const Factors<F> f(e);
+  const F* scale = f.scale;
+  const F* bias = f.bias;
+  const bool per_column = f.per_column;
   const F y_scale = F(e.y_scale);
   const F y_zero_point = F(e.y_zero_point);
   for (int64_t m = 0; m < c.M; ++m) {
     const int32_t* a = acc + m * c.N;
     T* y = out + m * c.N;
     for (int64_t n = c.begin; n < c.end; ++n) {
-      F v = F(a[n]) * F(scale[per_column ? n : 0]);
-      if (bias) v += F(bias[n]);
+      F v = F(a[n]) * scale[per_column ? n : 0];
+      if (bias) v += bias[n];
       // nearbyint rounds half to even in the default rounding mode, as ONNX requires.
       F q = std::nearbyint(v / y_scale) + y_zero_point;
       // Written so NaN (a NaN bias, or +Inf + -Inf) fails the first test and becomes lo: ORT's
@@ -47,13 +68,14 @@ template <typename F, typename T>
 
 template <typename F>
 [[gnu::always_inline]] inline void dequantize(const Epilogue& e, const int32_t* acc, Columns c, float* out) {
-  const double* scale = e.scale.data();
-  const double* bias = e.bias.empty() ? nullptr : e.bias.data();
-  const bool per_column = e.scale.size() > 1;
+  const Factors<F> f(e);
+  const F* scale = f.scale;
+  const F* bias = f.bias;
+  const bool per_column = f.per_column;
   for (int64_t m = 0; m < c.M; ++m) {
     for (int64_t n = c.begin; n < c.end; ++n) {
-      F v = F(acc[m * c.N + n]) * F(scale[per_column ? n : 0]);
-      if (bias) v += F(bias[n]);
+      F v = F(acc[m * c.N + n]) * scale[per_column ? n : 0];
+      if (bias) v += bias[n];
       out[m * c.N + n] = static_cast<float>(v);
     }
   }
@@ -88,6 +110,14 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512bw"))) void apply_avx512(cons
 }
 
 }  // namespace
+
+void Epilogue::take_float32_steps() {
+  float32_steps = true;
+  scale32.assign(scale.begin(), scale.end());
+  bias32.assign(bias.begin(), bias.end());
+  scale.clear();
+  bias.clear();
+}
 
 size_t output_element_size(OutputKind kind) {
   switch (kind) {

@@ -148,9 +148,9 @@ TEST(EpilogueFloat32Steps, RoundsAfterEachStepLikeTheOperators) {
   // The same case as above: Cast rounds 2^24 + 1 to 2^24 (even), so the result is 2^24 - 1.
   Epilogue e;
   e.kind = OutputKind::Float32;
-  e.float32_steps = true;
   e.scale = {1.0};
   e.bias = {-1.0};
+  e.take_float32_steps();
   EXPECT_EQ(apply_guarded<float>(e, {16777217}, 1, 1), (std::vector<float>{16777215.f}));
 
   // Random operands: equal to the float32 steps written out, and unlike the one-rounding double
@@ -161,19 +161,19 @@ TEST(EpilogueFloat32Steps, RoundsAfterEachStepLikeTheOperators) {
   const int64_t M = 7, N = 33;
   std::vector<int32_t> acc(M * N);
   for (auto& a : acc) a = acc_value(rng);
-  e.scale.resize(N);
-  e.bias.resize(N);
-  for (int64_t n = 0; n < N; ++n) e.scale[n] = scale_value(rng), e.bias[n] = bias_value(rng);
+  Epilogue in_double;
+  in_double.kind = OutputKind::Float32;
+  for (int64_t n = 0; n < N; ++n) in_double.scale.push_back(scale_value(rng)), in_double.bias.push_back(bias_value(rng));
+  e = in_double;
+  e.take_float32_steps();
   const std::vector<float> got = apply_guarded<float>(e, acc, M, N);
-  Epilogue in_double = e;
-  in_double.float32_steps = false;
   const std::vector<float> one_rounding = apply_guarded<float>(in_double, acc, M, N);
   int differ = 0;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       const size_t i = static_cast<size_t>(m * N + n);
-      volatile float product = static_cast<float>(acc[i]) * static_cast<float>(e.scale[n]);
-      const float expected = product + static_cast<float>(e.bias[n]);
+      volatile float product = static_cast<float>(acc[i]) * e.scale32[n];
+      const float expected = product + e.bias32[n];
       EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expected)) << "m=" << m << " n=" << n;
       differ += got[i] != one_rounding[i];
     }
@@ -183,8 +183,8 @@ TEST(EpilogueFloat32Steps, RoundsAfterEachStepLikeTheOperators) {
 TEST(EpilogueFloat32Steps, QuantizedOutputDividesInFloat32) {
   Epilogue e;
   e.kind = OutputKind::Uint8;
-  e.float32_steps = true;
   e.scale = {0.5};
+  e.take_float32_steps();
   e.y_scale = 0.5;
   e.y_zero_point = 10;
   // 5·0.5 = 2.5, / 0.5 = 5, + 10; 255 saturates; -100 → -100 + 10 saturates at 0.
