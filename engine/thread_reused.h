@@ -19,7 +19,10 @@ class UninitBuffer {
  public:
   T* get(size_t n) {
     if (n > capacity_) {
+      // Emptied first, so that a growth that throws leaves an empty buffer, never a null one
+      // that still claims the old capacity (the next, smaller call would write through null).
       data_.reset();
+      capacity_ = 0;
       data_.reset(new T[n]);
       capacity_ = n;
     }

@@ -19,6 +19,7 @@ folder's path on the last line of stdout. The weights are dequantized
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -143,23 +144,42 @@ def write_manifest(model_dir: str, manifest: dict) -> None:
 
 
 def add_qdq_model(model_dir: str, activations: str, log=print) -> None:
-    """Quantizes the folder's fp32 model with `activations` and lists it in the manifest."""
-    with open(os.path.join(model_dir, MANIFEST)) as f:
-        manifest = json.load(f)
+    """Quantizes the folder's fp32 model with `activations` and lists it in the manifest. Builders
+    adding to one folder at once take turns (a lock on the folder); one whose turn comes after the
+    model was listed leaves it as it is."""
+    folder = os.open(model_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        with open(os.path.join(model_dir, MANIFEST)) as f:
+            manifest = json.load(f)
+        if activations not in manifest["qdq_models"]:
+            quantize_into(model_dir, manifest, activations, log)
+    finally:
+        os.close(folder)
+
+
+def quantize_into(model_dir: str, manifest: dict, activations: str, log) -> None:
     name = QDQ_MODELS[activations]
     tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
     with open(os.path.join(model_dir, manifest["chat"])) as f:
         chat = json.load(f)
     log(f"quantizing (A8W8 QDQ, {activations} activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+    fp32_path = os.path.join(model_dir, manifest["fp32_model"])
+    # quantize_static writes a shape-inferred copy beside the model it reads, and leaves it there
+    # when it fails.
+    stem, extension = os.path.splitext(fp32_path)
+    inferred = f"{stem}-inferred{extension}"
     partial = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=model_dir)
     try:
-        quantize_a8w8.quantize(os.path.join(model_dir, manifest["fp32_model"]), os.path.join(partial, name),
+        quantize_a8w8.quantize(fp32_path, os.path.join(partial, name),
                                gguf_llama.LlamaConfig(**manifest["config"]), calibration_ids(tokenizer, chat), activations)
         # The data file first: a model file that exists always has its weights beside it.
         for file in (f"{name}.data", name):
             os.replace(os.path.join(partial, file), os.path.join(model_dir, file))
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+        if os.path.exists(inferred):
+            os.remove(inferred)
     manifest["qdq_models"][activations] = name
     write_manifest(model_dir, manifest)
 

@@ -86,8 +86,10 @@ OOM_ARM = textwrap.dedent("""
             print("OUTCOME created")
         except Exception as e:
             print("OUTCOME", e)
-    else:  # run: a session first, then a call whose accumulators do not fit
+    else:  # run: a session and a one-row call, then a call whose accumulators do not fit, then one row again
         sess = es.create_ep_session(pathlib.Path(sys.argv[1]))
+        row = np.arange(8192).astype(np.int8).reshape(1, 8192)
+        first = sess.run(None, {"x_q": row})[0]
         x = np.ones((2048, 8192), np.int8)  # 16 MiB in, 32 MiB out; the accumulators need 128 MiB
         limit(64)
         try:
@@ -95,6 +97,9 @@ OOM_ARM = textwrap.dedent("""
             print("OUTCOME ran")
         except Exception as e:
             print("OUTCOME", e)
+        # The thread's reused scratch must survive the failed growth (it once kept a null buffer).
+        again = sess.run(None, {"x_q": row})[0]
+        print("AGAIN", "same" if np.array_equal(first, again) else "different")
 """)
 
 
@@ -106,11 +111,15 @@ def big_group(directory: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def oom_outcome(path: pathlib.Path, *args: str) -> str:
+def oom_lines(path: pathlib.Path, *args: str) -> list[str]:
     out = subprocess.run([sys.executable, "-c", OOM_ARM, str(path), str(HERE), *args], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, f"the child crashed (exit {out.returncode}):\n{out.stderr[-2000:]}"
-    return next(line for line in out.stdout.splitlines() if line.startswith("OUTCOME"))
+    return out.stdout.splitlines()
+
+
+def oom_outcome(path: pathlib.Path, *args: str) -> str:
+    return next(line for line in oom_lines(path, *args) if line.startswith("OUTCOME"))
 
 
 def test_out_of_memory_is_an_error_that_names_the_group(ep_lib, disk_dir):
@@ -127,8 +136,10 @@ def test_out_of_memory_is_an_error_that_names_the_group(ep_lib, disk_dir):
     ours = [o for o in outcomes if "MatMul 'matmul': out of memory packing its weights" in o]
     assert ours and outcomes[-1] == "OUTCOME created", outcomes
     assert all(o in ours or "bad_alloc" in o or o == "OUTCOME created" for o in outcomes), outcomes
-    run = oom_outcome(path, "run")
+    lines = oom_lines(path, "run")
+    run = next(line for line in lines if line.startswith("OUTCOME"))
     assert "MatMul 'matmul'" in run and "out of memory for a call of 2048 rows (134217728 bytes" in run, run
+    assert "AGAIN same" in lines, lines
 
 
 CHURN = textwrap.dedent("""

@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import pathlib
+import subprocess
 import sys
 
 import gguf
@@ -137,6 +138,55 @@ def test_activation_types(built):
         assert len(zero_points) == 4 * LAYERS + 1  # q/k/v, o, gate/up, down inputs per layer; lm_head's
         assert all(z.dtype == dtype for z in zero_points), activations
         assert any(z != 0 for z in zero_points), activations  # asymmetric, int8 included
+
+
+def uint8_only_copy(built, cache_dir: pathlib.Path, fp32_data: bytes | None = None) -> pathlib.Path:
+    """A copy of the built folder as the builder first makes it (the uint8 QDQ model left out:
+    adding the int8 one does not read it), in cache_dir; fp32_data replaces the fp32 weights."""
+    out, manifest, _ = built
+    folder = cache_dir / build_smollm2.model_dir_name(LAYERS)
+    folder.mkdir(parents=True)
+    (folder / build_smollm2.MANIFEST).write_text(json.dumps(dict(manifest, qdq_models={"uint8": manifest["qdq_models"]["uint8"]})))
+    fp32 = manifest["fp32_model"]
+    for name in (manifest["tokenizer"], manifest["chat"], fp32, f"{fp32}.data"):
+        (folder / name).write_bytes((out / name).read_bytes())
+    if fp32_data is not None:
+        (folder / f"{fp32}.data").write_bytes(fp32_data)
+    return folder
+
+
+def listing(folder: pathlib.Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_failed_addition_leaves_the_folder_as_it_was(built, tmp_path):
+    """quantize_static's shape-inferred copy of the fp32 model, written beside it, goes too."""
+    folder = uint8_only_copy(built, tmp_path, fp32_data=b"")  # weights missing: quantization fails
+    before = listing(folder)
+    manifest = (folder / build_smollm2.MANIFEST).read_text()
+    with pytest.raises(Exception):
+        build_smollm2.add_qdq_model(str(folder), "int8", log=lambda _: None)
+    assert listing(folder) == before
+    assert (folder / build_smollm2.MANIFEST).read_text() == manifest
+
+
+def test_builders_adding_the_same_model_at_once_take_turns(built, tmp_path):
+    """Two builders asked for int8 activations at once (two onebit-run processes): both succeed
+    and the model is made once (they raced on quantize_static's shape-inferred file: one unlinked
+    the other's, FileNotFoundError)."""
+    folder = uint8_only_copy(built, tmp_path)
+    before = listing(folder)
+    script = pathlib.Path(build_smollm2.__file__)
+    command = [sys.executable, str(script), "--cache-dir", str(tmp_path), "--layers", str(LAYERS), "--activations", "int8"]
+    builders = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outcomes = [(b.wait(timeout=600), b.stdout.read(), b.stderr.read()) for b in builders]
+    for status, stdout, stderr in outcomes:
+        assert status == 0, stderr[-2000:]
+        assert stdout.strip().splitlines()[-1] == str(folder)
+    assert sum("quantizing" in stderr for _, _, stderr in outcomes) == 1
+    name = build_smollm2.QDQ_MODELS["int8"]
+    assert listing(folder) == sorted(before + [name, f"{name}.data"])
+    assert json.loads((folder / build_smollm2.MANIFEST).read_text())["qdq_models"]["int8"] == name
 
 
 @pytest.mark.parametrize("activations", ACTIVATIONS)

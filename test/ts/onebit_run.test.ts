@@ -62,6 +62,11 @@ describe('onebit-run', () => {
     const missing = runNode([cli, '/nonexistent/model.onnx']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/model file not found: \/nonexistent\/model.onnx/);
+    for (const [flag, value] of [['--activations', 'int8'], ['--prompt-tokens', '40']]) {
+      const smollm2Only = runNode([cli, '--model', 'stack', flag, value]);
+      expect(smollm2Only.status).toBe(2);
+      expect(smollm2Only.stderr).toMatch(new RegExp(`${flag} is a smollm2 option; --model stack does not take it`));
+    }
     const help = runNode([cli, '--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/usage: onebit-run \[--model smollm2\|stack \| model.onnx\]/);

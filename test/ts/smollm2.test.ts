@@ -4,7 +4,7 @@
 // fields, prompts of a requested length, the model with int8 activations, the tokenizer from Node
 // against the Python `tokenizers` library, and the errors.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -169,6 +169,30 @@ describe('onebit-run --model smollm2', () => {
     const usage = runNode([cli, '--max-tokens', '0']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/--max-tokens needs an integer >= 1/);
+  });
+
+  it('says what is wrong with a damaged cached folder, without a stack trace', () => {
+    // A copy of the built folder's small files, one of them damaged (the models are never reached).
+    const damaged = (edit: (dir: string) => void): Record<string, string> => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'onebit-damaged-'));
+      const dir = path.join(root, path.basename(modelDir));
+      mkdirSync(dir);
+      for (const file of ['manifest.json', 'tokenizer.json', 'chat.json', 'evaluation.txt']) copyFileSync(path.join(modelDir, file), path.join(dir, file));
+      edit(dir);
+      return { ONEBIT_CACHE_DIR: root };
+    };
+    const manifest = JSON.parse(readFileSync(path.join(modelDir, 'manifest.json'), 'utf8'));
+    const cases: [string[], (dir: string) => void, RegExp][] = [
+      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 3, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v3-l2 and run again/],
+      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, qdq_models: undefined })), /manifest\.json: no qdq_models listed/],
+      [['--prompt-tokens', '40'], (dir) => writeFileSync(path.join(dir, 'evaluation.txt'), ''), /evaluation\.txt is empty: delete /],
+    ];
+    for (const [args, edit, message] of cases) {
+      const ran = runNode([cli, '--layers', '2', ...args], repoRoot, damaged(edit));
+      expect(ran.status).toBe(1);
+      expect(ran.stderr).toMatch(message);
+      expect(ran.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 
   it('says when --prompt-tokens is out of range or given with --prompt, and which --activations exist', () => {

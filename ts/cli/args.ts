@@ -90,6 +90,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   };
   let modelGiven = false;
   let promptGiven = false;
+  let activationsGiven = false;
   const setModel = (model: string) => {
     if (modelGiven) throw new UsageError(`one model at a time: got '${args.model}' and '${model}'`);
     args.model = model;
@@ -122,6 +123,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         if (!ACTIVATION_TYPES.includes(activations as ActivationType))
           throw new UsageError(`--activations takes ${ACTIVATION_TYPES.join(' or ')}, got ${activations === undefined ? 'nothing' : `'${activations}'`}`);
         args.activations = activations as ActivationType;
+        activationsGiven = true;
         break;
       }
       case '--help': case '-h': args.help = true; break;
@@ -155,6 +157,9 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   if (args.costModel !== undefined && args.model === 'smollm2')
     throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
   if (promptGiven && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
+  // Silently ignored, they would label a run of the stack (always uint8 activations) as what was asked.
+  if (args.model !== 'smollm2' && (activationsGiven || args.promptTokens !== null))
+    throw new UsageError(`${activationsGiven ? '--activations' : '--prompt-tokens'} is a smollm2 option; --model ${args.model} does not take it`);
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
   if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { InferenceSession } from 'onnxruntime-node';
 
 import type { OnebitCounters } from '../counters.js';
-import { OnebitInputError } from '../errors.js';
+import { OnebitInputError, OnebitRuntimeError } from '../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
 import { sizedPrompt } from '../llm/sized_prompt.js';
@@ -128,6 +128,18 @@ async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], voc
   };
 }
 
+/** The folder's evaluation text; missing or empty, the error names the file. */
+function evaluationText(files: Smollm2Files): string {
+  let text: string;
+  try {
+    text = readFileSync(files.evaluationText, 'utf8');
+  } catch (error) {
+    throw new OnebitRuntimeError(`cannot read ${files.evaluationText} (${(error as Error).message}): delete ${files.dir} and run again to rebuild it`);
+  }
+  if (text.trim() === '') throw new OnebitRuntimeError(`${files.evaluationText} is empty: delete ${files.dir} and run again to rebuild it`);
+  return text;
+}
+
 export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
   const runtime = onebit.register();
   const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line));
@@ -142,7 +154,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   if (args.promptTokens !== null) checkFits(args.promptTokens);
   const { user, ids: promptIds } = args.promptTokens === null
     ? { user: args.prompt, ids: tokenizer.encode(tokenizer.chatPrompt(args.prompt)) }
-    : sizedPrompt(tokenizer, readFileSync(files.evaluationText, 'utf8'), args.promptTokens);
+    : sizedPrompt(tokenizer, evaluationText(files), args.promptTokens);
   checkFits(promptIds.length);
 
   // The onebit arm generates: greedy until the end-of-turn token or --max-tokens.
@@ -176,7 +188,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
 
   let quality: GenerationReport['quality'] = null;
   if (args.quality) {
-    const ids = tokenizer.encode(readFileSync(files.evaluationText, 'utf8'));
+    const ids = tokenizer.encode(evaluationText(files));
     const logits: Partial<Record<ArmName, Float32Array[]>> = {};
     for (const arm of ['onebit', 'ortQdq', 'ortFp32'] as const) {
       progress.update(`quality: ${ARM_LABELS[arm]} over ${ids.length} tokens`);

@@ -22,6 +22,7 @@ export function sizedPrompt(tokenizer: ChatTokenizer, text: string, tokens: numb
   // some lengths impossible to hit.
   const words = text.trim().replace(/\s+/g, ' ');
   const unit = tokenizer.encode(words).length;
+  if (unit === 0) throw new OnebitInputError('--prompt-tokens: the evaluation text to cut the prompt from is empty');
   const source = tokenizer.encode(Array<string>(Math.ceil((tokens - template) / unit) + 1).fill(words).join(' '));
   let cut = tokens - template;
   for (let i = 0; i < MAX_CUTS; ++i) {

@@ -59,10 +59,19 @@ function python(): string {
   return process.env.ONEBIT_PYTHON || path.join(packageRoot, '.venv', 'bin', 'python');
 }
 
+/** The folder's manifest, or null when there is none; a damaged one is an error that says so. */
 function readManifest(file: string) {
   if (!existsSync(file)) return null;
-  const manifest = JSON.parse(readFileSync(file, 'utf8'));
-  if (manifest.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${file}: builder version ${manifest.version}, expected ${BUILDER_VERSION}`);
+  const damaged = (what: string) =>
+    new OnebitRuntimeError(`${file}: ${what}; the cached model folder is damaged: delete ${path.dirname(file)} and run again to rebuild it`);
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw damaged(`not a readable JSON manifest (${(error as Error).message})`);
+  }
+  if (manifest?.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${file}: builder version ${manifest?.version}, expected ${BUILDER_VERSION}`);
+  if (typeof manifest.qdq_models !== 'object' || manifest.qdq_models === null) throw damaged('no qdq_models listed');
   return manifest;
 }
 
@@ -85,6 +94,8 @@ export function smollm2(layers: number | undefined, activations: ActivationType,
     }
     built = true;
     manifest = readManifest(manifestFile);
+    if (manifest?.qdq_models[activations] === undefined)
+      throw new OnebitRuntimeError(`the model builder finished but ${manifestFile} lists no QDQ model with ${activations} activations`);
   }
   return {
     dir,
