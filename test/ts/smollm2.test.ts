@@ -169,6 +169,11 @@ describe('onebit-run --model smollm2', () => {
     const usage = runNode([cli, '--max-tokens', '0']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/--max-tokens needs an integer >= 1/);
+    for (const loose of ['0x20', '1e2', ' 40 ', '40.0']) {
+      const refused = runNode([cli, '--prompt-tokens', loose]);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain(`--prompt-tokens needs an integer >= 1, got '${loose}'`);
+    }
   });
 
   it('says what is wrong with a damaged cached folder, without a stack trace', () => {

@@ -76,8 +76,10 @@ export interface RunArgs {
   help: boolean;
 }
 
-function count(flag: string, text: string | undefined, min: number): number {
-  const value = Number(text);
+/** A flag's value as an integer >= min, or a UsageError naming the flag. */
+export function count(flag: string, text: string | undefined, min: number): number {
+  // Decimal digits only: Number() alone would take '0x20', '1e2' and ' 40 '.
+  const value = text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : NaN;
   if (text === undefined || !Number.isSafeInteger(value) || value < min)
     throw new UsageError(`${flag} needs an integer >= ${min}, got ${text === undefined ? 'nothing' : `'${text}'`}`);
   return value;

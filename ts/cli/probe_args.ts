@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { UsageError, deviceOption } from './args.js';
+import { UsageError, count, deviceOption } from './args.js';
 
 export const PROBE_USAGE = `usage: ep-probe --shape KxN [options]
 
@@ -37,13 +37,6 @@ export interface ProbeArgs {
   model?: string;
   json: boolean;
   help: boolean;
-}
-
-function count(flag: string, text: string | undefined, min: number): number {
-  const value = Number(text);
-  if (text === undefined || text.trim() === '' || !Number.isSafeInteger(value) || value < min)
-    throw new UsageError(`${flag} needs an integer >= ${min}, got ${text === undefined ? 'nothing' : `'${text}'`}`);
-  return value;
 }
 
 export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
