@@ -36,6 +36,11 @@ WeightDims call_operand_dims(const GroupPlan& plan, const TensorShape& b) {
   if (b.dims.size() < 2 || b.dims.size() > 4) fail("has an unsupported rank");
   WeightDims w{{b.dims.begin(), b.dims.end() - 2}, b.dims[b.dims.size() - 2], b.dims.back()};
   if (w.K > kMaxK) fail("has K > " + std::to_string(kMaxK) + " (int32 accumulators could overflow)");
+  // The bias was sized for the declared N; a B whose N differs at run time (its declared shape was
+  // wrong) would read past it. ORT fails such a call too.
+  const size_t bias = plan.epilogue.bias.size() + plan.epilogue.bias32.size();
+  if (bias != 0 && static_cast<size_t>(w.N) != bias)
+    fail("has N=" + std::to_string(w.N) + " but the bias has " + std::to_string(bias) + " values");
   return w;
 }
 

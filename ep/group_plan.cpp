@@ -65,14 +65,18 @@ void require_per_channel_count(const ConstTensor& t, int64_t N, const std::strin
 }
 
 // A value computed per call that must hold one element of `type` (Compute checks the count).
+// With `declared_one` its declared shape must say so (every dim 1): a symbolic or unknown one may
+// carry N values at run time where ORT allows that (MatMulInteger's b_zero_point, a Mul's scale),
+// which ORT runs and a claimed group would refuse at every call.
 void require_runtime_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type,
-                            const char* role) {
+                            const char* role, bool declared_one = false) {
   const ValueType t = g.type_of(value);
   require(t.element == type, std::string(role) + " '" + value + "' has type " + type_name(t.element) + "; expected " +
                                  type_name(type));
+  require(!declared_one || t.shape.has_value(), std::string(role) + " '" + value + "' has an unknown shape; expected one value");
   bool one = true;
   const std::vector<int64_t> shape = t.shape.value_or(std::vector<int64_t>{});
-  for (int64_t d : shape) one = one && (d == 1 || d < 0);
+  for (int64_t d : shape) one = one && (d == 1 || (d < 0 && !declared_one));
   require(one, std::string(role) + " '" + value + "' has shape " + shape_string(shape) + "; expected one value");
 }
 
@@ -130,7 +134,7 @@ void read_call_operand(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan
                                " (int32 accumulators could overflow)");
   const bool integer = m.kind == GroupKind::MatMulInteger || m.kind == GroupKind::DynamicMatMulInteger;
   if (integer && !m.w_zero_point.empty() && !g.constant(m.w_zero_point)) {
-    require_runtime_scalar(g, m.w_zero_point, b.element, "B zero point");
+    require_runtime_scalar(g, m.w_zero_point, b.element, "B zero point", true);
     plan.w_zero_point_input = m.w_zero_point;
     return;
   }
@@ -240,8 +244,8 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
 // (the matcher names a constant factor w_scale, so a per-call w_scale has a per-call x_scale).
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
   if (plan.w_dynamic && !g.constant(m.w_scale)) {
-    require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale");
-    require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
+    require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale", true);
+    require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", true);
     plan.w_scale_input = m.w_scale;
     plan.x_scale_input = m.x_scale;
     return;

@@ -370,3 +370,48 @@ def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
     assert run.groups == 1 and run.counters["device calls"] == 0 and run.counters["device fallbacks"] == 0, run.counters
     calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
     assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "no-device", 16, 40)}
+
+
+def test_per_call_zero_point_of_symbolic_shape_is_declined(ep_lib, claim_all):
+    """MatMulInteger's b_zero_point may hold N values (per column): one declared [N] is declined with
+    the reason, and ORT runs it; it was claimed and then refused at every call."""
+    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    model = matmul_integer(u8, s8, 2, 2, "input")
+    model.graph.input[3].type.tensor_type.shape.dim.add().dim_param = "N"
+    assert "B zero point 'b_zp' has shape [?]; expected one value" in verbose_capability_log(model)
+    rng = np.random.default_rng(31)
+    f = {"a": full_range(rng, (4, 8), u8), "b": full_range(rng, (8, 3), s8), "a_zp": np.array(3, u8),
+         "b_zp": np.array([1, -2, 3], s8)}
+    run = es.run_with_ep(model, f)
+    assert run.groups == 0, run.counters
+    es.assert_exact(run.outputs[0][0], np.matmul(f["a"].astype(np.int64) - 3, f["b"].astype(np.int64) - [1, -2, 3]).astype(np.int32),
+                    "per-column b_zp on ORT")
+
+
+def test_bias_of_another_n_than_b_at_run_time_fails(ep_lib, claim_all):
+    """A bias sized for B's declared N while B (a Reshape whose declared shape is wrong) has more
+    columns at run time: a clear error, as on ORT; the group read past the bias and succeeded."""
+    u8 = np.dtype(np.uint8)
+    nodes = [helper.make_node("Reshape", ["b_raw", "b_shape"], ["b"]),
+             helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
+             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["a_scale", "b_scale"], ["scales"]),
+             helper.make_node("Mul", ["acc_f", "scales"], ["y_nobias"]),
+             helper.make_node("Add", ["y_nobias", "bias"], ["y"])]
+    inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, [4, 8]),
+              helper.make_tensor_value_info("b_raw", TensorProto.UINT8, ["T"]),
+              helper.make_tensor_value_info("b_shape", TensorProto.INT64, [2]),
+              helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, []),
+              helper.make_tensor_value_info("b_scale", TensorProto.FLOAT, [])]
+    model = make_model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+                       [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("bias", np.full(3, 1000, np.float32))])
+    model.graph.value_info.append(helper.make_tensor_value_info("b", TensorProto.UINT8, [8, 3]))
+    rng = np.random.default_rng(32)
+    scales = {"a_scale": np.array(0.01, np.float32), "b_scale": np.array(0.02, np.float32)}
+    good = {"a": full_range(rng, (4, 8), u8), "b_raw": full_range(rng, (24,), u8), "b_shape": np.array([8, 3]), **scales}
+    run = es.run_with_ep(model, good)
+    assert run.groups == 1, run.counters
+    es.assert_exact(run.outputs[0][0], es.run_cpu(model, good, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0], "N as declared")
+    wide = {**good, "b_raw": full_range(rng, (8 * 64,), u8), "b_shape": np.array([8, 64])}
+    with pytest.raises(Exception, match=r"B 'b' of shape \[8,64\] uint8 has N=64 but the bias has 3 values"):
+        es.run_with_ep(model, wide)
