@@ -168,6 +168,8 @@ void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& 
     m.x_zero_point = anchor.input(2);
     m.w_zero_point = anchor.input(3);
   }
+  // A constant A (say W·x written as MatMulInteger(W, x)) is not an input of the fused node.
+  if (g.constant(m.x)) throw Declined{"activation '" + m.x + "' is a constant"};
   m.w_dynamic = !g.constant(m.w);
   m.output = anchor.outputs.at(0);
   if (m.kind == GroupKind::MatMulInteger) match_dynamic_tail(g, m);

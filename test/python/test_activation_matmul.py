@@ -415,3 +415,28 @@ def test_bias_of_another_n_than_b_at_run_time_fails(ep_lib, claim_all):
     wide = {**good, "b_raw": full_range(rng, (8 * 64,), u8), "b_shape": np.array([8, 64])}
     with pytest.raises(Exception, match=r"B 'b' of shape \[8,64\] uint8 has N=64 but the bias has 3 values"):
         es.run_with_ep(model, wide)
+
+
+@pytest.mark.parametrize("form", ["mmi", "qlinear"])
+def test_constant_a_with_non_constant_b_is_declined(form, ep_lib, claim_all):
+    """A constant A times a non-constant B (W·x as MatMulInteger(W, x)): declined with the reason,
+    and ORT runs it; it was claimed and session creation failed ("'a' is not an input of the fused node")."""
+    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    rng = np.random.default_rng(33)
+    a = full_range(rng, (4, 8), u8)
+    inits = [init("a", a), init("a_zp", np.array(7, u8)), init("b_zp", np.array(-1, s8))]
+    if form == "mmi":
+        node = helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["y"], name="mmi")
+        y_type = TensorProto.INT32
+    else:
+        inits += [init("a_scale", SA), init("b_scale", SB), init("y_scale", SY), init("y_zp", np.array(9, u8))]
+        node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"],
+                                ["y"], name="mmi")
+        y_type = TensorProto.UINT8
+    model = make_model([node], [helper.make_tensor_value_info("b", TensorProto.INT8, ["K", "N"])],
+                       [helper.make_tensor_value_info("y", y_type, [4, "N"])], inits)
+    assert "activation 'a' is a constant" in verbose_capability_log(model)
+    f = {"b": full_range(rng, (8, 3), s8)}
+    run = es.run_with_ep(model, f)
+    assert run.groups == 0, run.counters
+    es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], f"{form} with a constant A, on ORT")
