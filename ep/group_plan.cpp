@@ -263,7 +263,7 @@ void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
     return;
   }
   if (plan.quantizes_x) return;
-  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale");
+  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", plan.w_dynamic);
   plan.x_scale_input = m.x_scale;
 }
 

@@ -440,3 +440,25 @@ def test_constant_a_with_non_constant_b_is_declined(form, ep_lib, claim_all):
     run = es.run_with_ep(model, f)
     assert run.groups == 0, run.counters
     es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], f"{form} with a constant A, on ORT")
+
+
+def test_per_call_activation_scale_of_symbolic_shape_is_declined(ep_lib, claim_all):
+    """With a non-constant B and a constant B scale, Mul(a_scale, b_scale) with a_scale declared [N]
+    may scale per column (ORT broadcasts it): declined with the reason, and ORT runs it; it was
+    claimed and then refused at every such call."""
+    u8 = np.dtype(np.uint8)
+    nodes = [helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
+             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["b_scale", "a_scale"], ["scales"]),
+             helper.make_node("Mul", ["acc_f", "scales"], ["y"])]
+    inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, ["M", "K"]),
+              helper.make_tensor_value_info("b", TensorProto.UINT8, ["K", "N"]),
+              helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, ["N"])]
+    model = make_model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", "N"])],
+                       [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("b_scale", np.float32(0.5))])
+    assert "activation scale 'a_scale' has shape [?]; expected one value" in verbose_capability_log(model)
+    rng = np.random.default_rng(34)
+    f = {"a": full_range(rng, (4, 8), u8), "b": full_range(rng, (8, 3), u8), "a_scale": np.array([0.1, 0.2, 0.3], np.float32)}
+    run = es.run_with_ep(model, f)
+    assert run.groups == 0, run.counters
+    es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], "per-column activation scale on ORT")
