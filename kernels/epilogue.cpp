@@ -39,7 +39,10 @@ struct Factors {
   }
 };
 
-template <typename F, typename T>
+// kByReciprocal: y_scale is a power of two (QLinearMatMul folds its scales into `scale` and
+// leaves y_scale 1), so v * (1 / y_scale) is the same correctly rounded number as v / y_scale,
+// and the loop skips the division, its slowest instruction.
+template <typename F, typename T, bool kByReciprocal>
 [[gnu::always_inline]] inline void requantize(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
   constexpr F lo = F(std::numeric_limits<T>::min());
   constexpr F hi = F(std::numeric_limits<T>::max());
@@ -48,6 +51,7 @@ template <typename F, typename T>
   const F* bias = f.bias;
   const bool per_column = f.per_column;
   const F y_scale = F(e.y_scale);
+  const F y_reciprocal = F(1) / y_scale;
   const F y_zero_point = F(e.y_zero_point);
   for (int64_t m = 0; m < c.M; ++m) {
     const int32_t* a = acc + m * c.N;
@@ -56,7 +60,7 @@ template <typename F, typename T>
       F v = F(a[n]) * scale[per_column ? n : 0];
       if (bias) v += bias[n];
       // nearbyint rounds half to even in the default rounding mode, as ONNX requires.
-      F q = std::nearbyint(v / y_scale) + y_zero_point;
+      F q = std::nearbyint(kByReciprocal ? v * y_reciprocal : v / y_scale) + y_zero_point;
       // Written so NaN (a NaN bias, or +Inf + -Inf) fails the first test and becomes lo: ORT's
       // QuantizeLinear gives the type's minimum for NaN, and casting NaN to an integer is UB.
       q = q >= lo ? q : lo;
@@ -64,6 +68,20 @@ template <typename F, typename T>
       y[n] = static_cast<T>(q);
     }
   }
+}
+
+// A finite power of two with a finite reciprocal, which is then exact (2^k's frexp mantissa is
+// exactly 0.5).
+template <typename F>
+bool is_power_of_two(F v) {
+  int exponent = 0;
+  return std::isfinite(v) && std::frexp(v, &exponent) == F(0.5) && std::isfinite(F(1) / v);
+}
+
+template <typename F, typename T>
+[[gnu::always_inline]] inline void requantize_to(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
+  if (is_power_of_two(F(e.y_scale))) requantize<F, T, true>(e, acc, c, out);
+  else requantize<F, T, false>(e, acc, c, out);
 }
 
 template <typename F>
@@ -86,8 +104,8 @@ template <typename F>
 [[gnu::always_inline]] inline void apply_in(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
   switch (e.kind) {
     case OutputKind::Float32: dequantize<F>(e, acc, c, static_cast<float*>(out)); break;
-    case OutputKind::Int8: requantize<F>(e, acc, c, static_cast<int8_t*>(out)); break;
-    case OutputKind::Uint8: requantize<F>(e, acc, c, static_cast<uint8_t*>(out)); break;
+    case OutputKind::Int8: requantize_to<F>(e, acc, c, static_cast<int8_t*>(out)); break;
+    case OutputKind::Uint8: requantize_to<F>(e, acc, c, static_cast<uint8_t*>(out)); break;
     case OutputKind::Int32: break;
   }
 }

@@ -357,6 +357,43 @@ TEST(EpilogueRounding, ExactTiesWithNonDyadicYScale) {
   }
 }
 
+// A power-of-two y_scale is applied by multiplying with its (exact) reciprocal: the same
+// correctly rounded quotient as the division, ties and saturation included, for each arithmetic.
+TEST(EpilogueRounding, PowerOfTwoYScaleMatchesTheDivision) {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int32_t> acc_value(-2000000, 2000000);
+  std::uniform_real_distribution<double> scale_value(1e-4, 1.0);
+  const int64_t M = 5, N = 37;
+  std::vector<int32_t> acc(M * N);
+  for (auto& a : acc) a = acc_value(rng);
+  acc[0] = 3;  // with scale 0.5 and y_scale 1: 1.5, a tie (to 2)
+  acc[1] = 5;  // 2.5 (to 2)
+  for (const double y_scale : {1.0, 0.5, 0.25, 0x1p-10, 0x1p20, 0x1p-126, 0x1p-140}) {
+    for (const bool float32_steps : {false, true}) {
+      Epilogue e;
+      e.kind = OutputKind::Int8;
+      e.scale.assign(N, 0.5);
+      for (int64_t n = 2; n < N; ++n) e.scale[n] = static_cast<float>(scale_value(rng));
+      e.y_scale = y_scale;
+      e.y_zero_point = -3;
+      if (float32_steps) e.take_float32_steps();
+      const std::vector<int32_t> got = apply_quantized(e, acc, M, N);
+      for (int64_t i = 0; i < M * N; ++i) {
+        const int64_t n = i % N;
+        double q;
+        if (float32_steps) {
+          const float v = static_cast<float>(acc[i]) * e.scale32[n];
+          q = std::nearbyint(v / static_cast<float>(y_scale)) - 3.0f;
+        } else {
+          q = std::nearbyint(double(acc[i]) * e.scale[n] / y_scale) - 3.0;
+        }
+        const int32_t expected = static_cast<int32_t>(std::clamp(q, -128.0, 127.0));
+        ASSERT_EQ(got[i], expected) << "y_scale=" << y_scale << " float32_steps=" << float32_steps << " i=" << i;
+      }
+    }
+  }
+}
+
 TEST(EpilogueRounding, KeepsDoublePrecisionBeforeRounding) {
   // v = 5·(0.5 + 2^-40) = 2.5 + 5·2^-40: just above the tie, so it rounds to 3. Rounding v to
   // float first would make it the tie 2.5 and give 2.
