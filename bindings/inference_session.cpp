@@ -185,8 +185,9 @@ class RunWorker : public PromiseWorker {
 
   Napi::Value result(Napi::Env env) override {
     Napi::Object results = Napi::Object::New(env);
+    std::unordered_set<const void*> wrapped;
     for (size_t i = 0; i < outputs_.values.size(); ++i)
-      results.Set(output_names_[i], output_object(env, outputs_.values[i]));
+      results.Set(output_names_[i], output_object(env, outputs_.values[i], wrapped));
     return results;
   }
 

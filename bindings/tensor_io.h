@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // onnxruntime-common tensors <-> OrtValue. Inputs are copied into ORT-owned tensors when run() is
 // called, so the caller may transfer, detach, overwrite or share its buffers while the run is in
-// flight; outputs are copied into fresh ArrayBuffers that the TypeScript layer wraps in the right
-// typed array.
+// flight. Outputs are not copied: each becomes an ArrayBuffer over the memory of its OrtValue, which
+// lives until that ArrayBuffer is collected (a decoder feeding its KV cache back pays no copy out).
 #pragma once
 #include <napi.h>
 #include <onnxruntime_c_api.h>
+
+#include <unordered_set>
 
 namespace onebit::node {
 
@@ -15,6 +17,9 @@ namespace onebit::node {
 OrtValue* input_value(const std::string& name, const Napi::Object& tensor);
 
 // {type, dims, data: ArrayBuffer | string[]} for an output; {isTensor: false} for non-tensors.
-Napi::Object output_object(Napi::Env env, const OrtValue* value);
+// Takes `value` (sets it to null) when its ArrayBuffer wraps its memory. `wrapped` holds the data
+// pointers already wrapped for this run: V8 aborts on two external ArrayBuffers over one address,
+// so an output sharing another's memory is copied instead.
+Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<const void*>& wrapped);
 
 }  // namespace onebit::node
