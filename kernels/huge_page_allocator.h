@@ -1,41 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// A std::vector allocator that asks Linux for transparent huge pages on large buffers. The packed
-// weights are streamed from memory once per call; with 4 KiB pages the stream takes a TLB miss
-// every 4 KiB and the hardware prefetcher stops at each page boundary (measured, one row, weights
-// cold, six interleaved rounds: 9.1-10.5 -> 10.2-11.4 GB/s). Where THP is off or in "never" mode
-// the advice is ignored and the buffer is an ordinary one.
+// A std::vector allocator that puts packed weights on transparent huge pages. The weights are
+// streamed from memory once per call; with 4 KiB pages the stream takes a TLB miss every 4 KiB and
+// the hardware prefetcher stops at each page boundary (one row, weights cold: 9.1-10.5 -> 10.2-11.4
+// GB/s for one large matrix). A decoder's projections are mostly far smaller than a huge page
+// (SmolLM2: 110-885 KB), so buffers below 2 MiB share huge-page chunks (huge_page_pool.*). Where
+// THP is off or in "never" mode the advice is ignored and the memory is ordinary.
 #pragma once
 #include <cstddef>
-#include <cstdlib>
-#include <new>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace onebit {
+
+// Bytes on huge pages where the kernel grants them, 64-byte aligned; throws std::bad_alloc.
+void* huge_page_allocate(size_t bytes);
+// Gives back what huge_page_allocate(bytes) returned.
+void huge_page_free(void* p, size_t bytes) noexcept;
 
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
-  static constexpr size_t kHugePage = size_t(2) << 20;
 
   HugePageAllocator() = default;
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
-  T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    // Smaller buffers hold no whole huge page; their alignment would only waste address space.
-    const size_t alignment = bytes >= kHugePage ? kHugePage : alignof(std::max_align_t);
-    void* p = nullptr;
-    if (posix_memalign(&p, alignment, bytes) != 0) throw std::bad_alloc();
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= kHugePage) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure changes nothing
-#endif
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  T* allocate(size_t n) { return static_cast<T*>(huge_page_allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { huge_page_free(p, n * sizeof(T)); }
 
   template <typename U>
   bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
