@@ -43,7 +43,7 @@ import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
-VERSION = 3
+VERSION = 4
 FP32_MODEL = "model-fp32.onnx"
 # The A8W8 QDQ model per activation type: uint8 is built with the folder, int8 when asked for.
 QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}

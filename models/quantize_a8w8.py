@@ -6,9 +6,8 @@ per output channel, activations per tensor (asymmetric, MinMax over the calibrat
 uint8 activations (the default) are the combination ORT's own CPU EP has its fastest kernel for on
 x86, so the comparison against it is fair. int8 activations are what many A8W8 exports write; ORT's
 CPU EP on x86 fuses only the groups whose int8 QuantizeLinear feeds a single DequantizeLinear and
-runs the others as DequantizeLinear + float MatMul. The onebit EP claims both. Attention's
-activation x activation MatMuls are left float on purpose: they are a small share of the work and
-change shape every token.
+runs the others as DequantizeLinear + float MatMul. The onebit EP claims both. Attention has no
+MatMul for the quantizer to see: it is one float GroupQueryAttention node a layer (llama_onnx.py).
 """
 from __future__ import annotations
 
