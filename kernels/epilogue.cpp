@@ -137,6 +137,12 @@ void Epilogue::take_float32_steps() {
   bias.clear();
 }
 
+bool Epilogue::fused_float_output(void* y, FusedFloatOutput& fused) const {
+  if (kind != OutputKind::Float32 || !float32_steps) return false;
+  fused = {static_cast<float*>(y), scale32.data(), scale32.size() > 1, bias32.empty() ? nullptr : bias32.data()};
+  return true;
+}
+
 size_t output_element_size(OutputKind kind) {
   switch (kind) {
     case OutputKind::Float32:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gemm_q8.h"
 #include "kernels/quant_types.h"
 
 namespace onebit {
@@ -29,6 +30,9 @@ struct Epilogue {
 
   // Switches to float32 steps, moving scale and bias (float32 values) to scale32 and bias32.
   void take_float32_steps();
+  // The form a kernel applies from its registers (gemm_q8_blocks' `fused`) writing the float
+  // output y: float32 steps to a float output only; false for any other epilogue.
+  bool fused_float_output(void* y, FusedFloatOutput& fused) const;
   // acc is M×N; out receives M×N elements of `kind`.
   void apply(const int32_t* acc, int64_t M, int64_t N, void* out) const { apply_columns(acc, M, N, 0, N, out); }
   // The same for columns [n_begin, n_end) only (acc and out are still M×N row-major).

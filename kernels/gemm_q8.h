@@ -95,11 +95,26 @@ PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup gro
 // The same into `a`, reusing the storage it has.
 void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a);
 
+// A float output the VNNI kernels write from their registers instead of acc: y[m][n] =
+// float(acc) * scale[n or 0] (+ bias[n]), in float32 steps as Epilogue::float32_steps rounds them
+// (quantize_dynamic's Cast -> Mul -> Add). y has acc's stride and column numbering.
+struct FusedFloatOutput {
+  float* y;
+  const float* scale;
+  bool per_column;    // scale has one value per column, else one
+  const float* bias;  // null: none
+};
+
 // acc[m][n] for the columns of blocks [block_begin, block_end), stored at acc[m * acc_stride + n]
 // (n counted from column 0 of the matrix). Runs the kernel selected for this process; operands
 // prepared in another grouping (tests, tools) get the portable kernel, which reads either.
+// With `fused`, a kernel that fuses float outputs (gemm_q8_fuses_float_output()) writes y there
+// and leaves acc untouched; the others ignore it and fill acc.
 void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                    int64_t block_end, int32_t* acc, int64_t acc_stride);
+                    int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused = nullptr);
+// Whether gemm_q8_blocks honours `fused` for these operands (a fusing kernel is selected and they
+// are prepared for it).
+bool gemm_q8_fuses_float_output(const PreparedActivation& x, const PackedWeights& w);
 
 // The whole M×N product into acc (M×N int32).
 void gemm_q8_host(const Activation& x, const PackedWeights& w, int32_t* acc);

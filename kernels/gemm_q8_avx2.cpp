@@ -92,7 +92,8 @@ ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const in
 }  // namespace
 
 ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                                     int64_t block_end, int32_t* acc, int64_t acc_stride) {
+                                     int64_t block_end, int32_t* acc, int64_t acc_stride,
+                                     const FusedFloatOutput*) {
   const int64_t k_pairs = w.k_padded() / 2;
   int32_t dots[kMaxRows][kBlockN];
   for (int64_t b = block_begin; b < block_end; ++b) {

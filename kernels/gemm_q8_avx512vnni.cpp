@@ -17,6 +17,11 @@
 
 #include "kernels/gemm_q8_vnni.h"
 
+// GCC 12's _mm512_cvtepi32_ps passes an undefined vector as its unused merge operand, which
+// -Wmaybe-uninitialized reports wherever the kernel inlines it (the fused float output).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace onebit {
 
 namespace {
@@ -43,15 +48,23 @@ struct Zmm {
   static Reg set1(int32_t v) { return _mm512_set1_epi32(v); }
   static Reg sub(Reg a, Reg b) { return _mm512_sub_epi32(a, b); }
   static Reg mullo(Reg a, Reg b) { return _mm512_mullo_epi32(a, b); }
+  using FReg = __m512;
+  static FReg to_float(Reg v) { return _mm512_cvtepi32_ps(v); }
+  static FReg fload(const float* p) { return _mm512_loadu_ps(p); }
+  static FReg fset1(float v) { return _mm512_set1_ps(v); }
+  static FReg fmul(FReg a, FReg b) { return _mm512_mul_ps(a, b); }
+  static FReg fadd(FReg a, FReg b) { return _mm512_add_ps(a, b); }
+  static void fstore(float* p, FReg v) { _mm512_storeu_ps(p, v); }
 };
 
 }  // namespace
 
 void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                               int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  gemm_q8_blocks_vnni<Zmm>(x, w, block_begin, block_end, acc, acc_stride);
+                               int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
+  gemm_q8_blocks_vnni<Zmm>(x, w, block_begin, block_end, acc, acc_stride, fused);
 }
 
 }  // namespace onebit
 
+#pragma GCC diagnostic pop
 #pragma GCC pop_options

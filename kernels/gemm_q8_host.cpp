@@ -9,10 +9,10 @@ namespace onebit {
 
 const std::vector<HostKernel>& host_kernels() {
   static const std::vector<HostKernel> kernels{
-      {"avx512vnni", KGroup::Quads, gemm_q8_blocks_avx512vnni, [] { return cpu_features().avx512_vnni; }},
-      {"avxvnni", KGroup::Quads, gemm_q8_blocks_avxvnni, [] { return cpu_features().avx_vnni; }},
-      {"avx2", KGroup::Pairs, gemm_q8_blocks_avx2, [] { return cpu_features().avx2; }},
-      {"portable", KGroup::Pairs, gemm_q8_blocks_portable, [] { return true; }},
+      {"avx512vnni", KGroup::Quads, gemm_q8_blocks_avx512vnni, true, [] { return cpu_features().avx512_vnni; }},
+      {"avxvnni", KGroup::Quads, gemm_q8_blocks_avxvnni, true, [] { return cpu_features().avx_vnni; }},
+      {"avx2", KGroup::Pairs, gemm_q8_blocks_avx2, false, [] { return cpu_features().avx2; }},
+      {"portable", KGroup::Pairs, gemm_q8_blocks_portable, false, [] { return true; }},
   };
   return kernels;
 }
@@ -60,11 +60,23 @@ GemmBlocksKernel selected_kernel() { return selected_host_kernel().run; }
 const char* selected_kernel_name() { return selected_host_kernel().name; }
 KGroup selected_k_group() { return selected_host_kernel().group; }
 
+namespace {
+
+bool prepared_for(const HostKernel& kernel, const PreparedActivation& x, const PackedWeights& w) {
+  return x.group == kernel.group && w.group == kernel.group;
+}
+
+}  // namespace
+
 void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
-                    int32_t* acc, int64_t acc_stride) {
+                    int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   const HostKernel& kernel = selected_host_kernel();
-  const bool prepared_for_it = x.group == kernel.group && w.group == kernel.group;
-  (prepared_for_it ? kernel.run : gemm_q8_blocks_portable)(x, w, block_begin, block_end, acc, acc_stride);
+  (prepared_for(kernel, x, w) ? kernel.run : gemm_q8_blocks_portable)(x, w, block_begin, block_end, acc, acc_stride, fused);
+}
+
+bool gemm_q8_fuses_float_output(const PreparedActivation& x, const PackedWeights& w) {
+  const HostKernel& kernel = selected_host_kernel();
+  return kernel.fuses_float_output && prepared_for(kernel, x, w);
 }
 
 void gemm_q8_host(const Activation& x, const PackedWeights& w, int32_t* acc) {

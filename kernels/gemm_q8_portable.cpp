@@ -8,7 +8,7 @@
 namespace onebit {
 
 void gemm_q8_blocks_portable(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                             int64_t block_end, int32_t* acc, int64_t acc_stride) {
+                             int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput*) {
   const int64_t n_end = std::min(block_end * kBlockN, w.N);
   for (int64_t m = 0; m < x.M; ++m) {
     for (int64_t n = block_begin * kBlockN; n < n_end; ++n) {

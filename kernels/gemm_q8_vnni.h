@@ -60,6 +60,13 @@ struct Ymm {
   static Reg set1(int32_t v) { return _mm256_set1_epi32(v); }
   static Reg sub(Reg a, Reg b) { return _mm256_sub_epi32(a, b); }
   static Reg mullo(Reg a, Reg b) { return _mm256_mullo_epi32(a, b); }
+  using FReg = __m256;
+  static FReg to_float(Reg v) { return _mm256_cvtepi32_ps(v); }
+  static FReg fload(const float* p) { return _mm256_loadu_ps(p); }
+  static FReg fset1(float v) { return _mm256_set1_ps(v); }
+  static FReg fmul(FReg a, FReg b) { return _mm256_mul_ps(a, b); }
+  static FReg fadd(FReg a, FReg b) { return _mm256_add_ps(a, b); }
+  static void fstore(float* p, FReg v) { _mm256_storeu_ps(p, v); }
 };
 
 // Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
@@ -104,6 +111,12 @@ inline void dpbusd_quad(typename V::Reg (&acc)[MR][NB * kRegsPerBlock<V>], const
 struct TileOut {
   int32_t* acc;            // at the tile's first row and column
   int64_t acc_stride;
+  // With a fused float output: y, and the scale and bias, at the tile's first row and column
+  // (scale at its first value when per tensor); y null: acc is written instead.
+  float* y;
+  const float* scale;
+  bool per_column;
+  const float* bias;
   const int32_t* row_sum;  // at the tile's first row
   const int32_t* zw;       // at its first column
   const int32_t* col_sum;  // at its first column
@@ -112,7 +125,8 @@ struct TileOut {
   int64_t columns;         // of the tile inside the matrix (fewer than NB blocks at its right edge)
 };
 
-// Folds and stores the accumulators of MR rows × NB blocks. A whole tile is folded in the
+// Folds and stores the accumulators of MR rows × NB blocks (or, with out.y, the float output they
+// give, as Epilogue::float32_steps computes it). A whole tile is folded in the
 // registers; one at the matrix's right edge (its column data end inside it) goes through memory.
 template <class V, int MR, int NB>
 inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], const TileOut& out) {
@@ -123,6 +137,24 @@ inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], 
       zw[c] = V::load32(out.zw + c * V::kLanes);
       col_term[c] = V::sub(V::mullo(V::set1(out.zx), V::load32(out.col_sum + c * V::kLanes)),
                            V::mullo(V::set1(static_cast<int32_t>(uint32_t(out.K) * uint32_t(out.zx))), zw[c]));
+    }
+    if (out.y != nullptr) {
+      // Epilogue::float32_steps: float(acc) * scale, then + bias, each rounded (no FMA).
+      typename V::FReg scale[C], bias[C];
+      for (int c = 0; c < C; ++c) {
+        scale[c] = out.per_column ? V::fload(out.scale + c * V::kLanes) : V::fset1(out.scale[0]);
+        bias[c] = out.bias != nullptr ? V::fload(out.bias + c * V::kLanes) : V::fset1(0.0f);  // added only with a bias
+      }
+      for (int r = 0; r < MR; ++r) {
+        const typename V::Reg row_sum = V::set1(out.row_sum[r]);
+        for (int c = 0; c < C; ++c) {
+          const typename V::Reg acc = V::sub(V::sub(sum[r][c], V::mullo(row_sum, zw[c])), col_term[c]);
+          typename V::FReg y = V::fmul(V::to_float(acc), scale[c]);
+          if (out.bias != nullptr) y = V::fadd(y, bias[c]);
+          V::fstore(out.y + r * out.acc_stride + c * V::kLanes, y);
+        }
+      }
+      return;
     }
     for (int r = 0; r < MR; ++r) {
       const typename V::Reg row_sum = V::set1(out.row_sum[r]);
@@ -136,9 +168,17 @@ inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], 
   for (int r = 0; r < MR; ++r)
     for (int c = 0; c < C; ++c) V::store(dots + (r * C + c) * V::kLanes, sum[r][c]);
   for (int r = 0; r < MR; ++r)
-    for (int64_t j = 0; j < out.columns; ++j)
-      out.acc[r * out.acc_stride + j] = fold_zero_points(dots[r * C * V::kLanes + j], out.zw[j], out.row_sum[r], out.zx,
-                                                         out.col_sum[j], out.K);
+    for (int64_t j = 0; j < out.columns; ++j) {
+      const int32_t acc =
+          fold_zero_points(dots[r * C * V::kLanes + j], out.zw[j], out.row_sum[r], out.zx, out.col_sum[j], out.K);
+      if (out.y == nullptr) {
+        out.acc[r * out.acc_stride + j] = acc;
+        continue;
+      }
+      float y = static_cast<float>(acc) * out.scale[out.per_column ? j : 0];
+      if (out.bias != nullptr) y += out.bias[j];
+      out.y[r * out.acc_stride + j] = y;
+    }
 }
 
 // MR rows (uint8) × NB blocks over all quads, folded and stored.
@@ -181,13 +221,19 @@ inline void dot_rows(int rows, const uint8_t* x, int64_t x_stride, const int8_t*
 // Rows [m0, m0 + rows) × `nb` blocks from block b into acc.
 template <class V, int MR, int NB>
 inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64_t m0, int rows, int64_t b,
-                      int32_t* acc, int64_t acc_stride) {
+                      int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   const uint8_t* x_rows = x.quads.data() + m0 * x.row_stride;
   const int8_t* block = w.blocks.data() + b * w.block_bytes();
   const int64_t k_quads = w.k_padded() / 4;
   const int64_t n0 = b * kBlockN;
-  const TileOut out{acc + m0 * acc_stride + n0, acc_stride, x.row_sum.data() + m0, w.zero_point.data() + n0,
-                    w.col_sum.data() + n0, x.zero_point, w.K, std::min(NB * kBlockN, w.N - n0)};
+  TileOut out{acc + m0 * acc_stride + n0, acc_stride, nullptr, nullptr, false, nullptr, x.row_sum.data() + m0,
+              w.zero_point.data() + n0, w.col_sum.data() + n0, x.zero_point, w.K, std::min(NB * kBlockN, w.N - n0)};
+  if (fused != nullptr) {
+    out.y = fused->y + m0 * acc_stride + n0;
+    out.scale = fused->scale + (fused->per_column ? n0 : 0);
+    out.per_column = fused->per_column;
+    out.bias = fused->bias == nullptr ? nullptr : fused->bias + n0;
+  }
   if (m0 == 0) dot_rows<V, MR, NB, true>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
   else dot_rows<V, MR, NB, false>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
 }
@@ -196,14 +242,14 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
 // sequential stream). Prefill: tiles of kGemmRows rows × kGemmBlocks blocks.
 template <class V>
 void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                         int64_t block_end, int32_t* acc, int64_t acc_stride) {
+                         int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   constexpr int kGemvRows = VnniTiles<V::kLanes>::kGemvRows;
   constexpr int kGemmRows = VnniTiles<V::kLanes>::kGemmRows;
   constexpr int kGemmBlocks = VnniTiles<V::kLanes>::kGemmBlocks;
   if (x.M == 0) return;
   if (x.M <= kGemvRows) {
     for (int64_t b = block_begin; b < block_end; ++b)
-      gemm_tile<V, kGemvRows, 1>(x, w, 0, static_cast<int>(x.M), b, acc, acc_stride);
+      gemm_tile<V, kGemvRows, 1>(x, w, 0, static_cast<int>(x.M), b, acc, acc_stride, fused);
     return;
   }
   for (int64_t b = block_begin; b < block_end; b += kGemmBlocks) {
@@ -211,9 +257,9 @@ void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, in
     for (int64_t m0 = 0; m0 < x.M; m0 += kGemmRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kGemmRows, x.M - m0));
       if (whole_tile) {
-        gemm_tile<V, kGemmRows, kGemmBlocks>(x, w, m0, rows, b, acc, acc_stride);
+        gemm_tile<V, kGemmRows, kGemmBlocks>(x, w, m0, rows, b, acc, acc_stride, fused);
       } else {
-        for (int64_t tail = b; tail < block_end; ++tail) gemm_tile<V, kGemmRows, 1>(x, w, m0, rows, tail, acc, acc_stride);
+        for (int64_t tail = b; tail < block_end; ++tail) gemm_tile<V, kGemmRows, 1>(x, w, m0, rows, tail, acc, acc_stride, fused);
       }
     }
   }

@@ -6,12 +6,15 @@
 // cannot run is skipped by name, so the log shows what was not covered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 
 #include "kernels/cpu_features.h"
 #include "kernels/gemm_q8_kernels.h"
+#include "fused_output_check.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -21,12 +24,7 @@ using onebit::HostKernel;
 using onebit::QType;
 using namespace onebit_test;
 
-struct Case {
-  QType x_type, w_type;
-  int64_t M, K, N;
-  int32_t zx;
-  std::vector<int32_t> x, w, zw;
-};
+using Case = GemmCase;
 
 // What the reference value may be compared with: itself, or (past the int32 bound) the same
 // value modulo 2^32, which is what a kernel that never saturates produces.
@@ -43,7 +41,7 @@ void check_kernel(const HostKernel& kernel, const Case& c, int64_t b0, int64_t b
       onebit::prepare_activation({x_bytes.data(), c.x_type, c.zx, c.M}, c.K, kernel.group);
   constexpr int32_t kSentinel = 0x5a5a5a5a;
   std::vector<int32_t> acc(static_cast<size_t>(c.M * c.N), kSentinel);
-  kernel.run(prepared, packed, b0, b1, acc.data(), c.N);
+  kernel.run(prepared, packed, b0, b1, acc.data(), c.N, nullptr);
   const std::vector<int64_t> want = reference_gemm(c.x, c.zx, c.w, c.zw, c.M, c.K, c.N);
   const int64_t n0 = b0 * onebit::kBlockN, n1 = std::min(b1 * onebit::kBlockN, c.N);
   for (int64_t m = 0; m < c.M; ++m)
@@ -144,6 +142,19 @@ TEST_P(GemmKernels, SubRangesOfBlocks) {
     for (int64_t b0 = 0; b0 <= 5; ++b0)
       for (int64_t b1 = b0; b1 <= 5; ++b1) check_kernel(*kernel_, c, b0, b1);
   }
+}
+
+TEST_P(GemmKernels, FusedFloatOutputEqualsTheEpilogue) {
+  if (!kernel_->fuses_float_output) GTEST_SKIP() << "kernel " << kernel_->name << " fills acc only";
+  std::mt19937 rng(47);
+  for (int64_t M : {0, 1, 3, 4, 5, 8, 9, 17, 70})
+    for (int64_t N : {1, 16, 33, 64, 100})
+      for (int variant = 0; variant < 4; ++variant) {
+        const Case c = random_case(rng, x_type(), w_type(), M, 37, N);
+        const int64_t blocks = (N + onebit::kBlockN - 1) / onebit::kBlockN;
+        check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2);
+        if (blocks > 2) check_fused_float_output(kernel_->run, kernel_->group, c, 1, blocks - 1, variant & 1, variant & 2);
+      }
 }
 
 TEST_P(GemmKernels, ValuesThatSaturateSixteenBitPairSums) {

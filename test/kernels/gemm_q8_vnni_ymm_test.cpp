@@ -13,6 +13,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/gemm_q8_kernels.h"
+#include "fused_output_check.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -24,8 +25,9 @@
 namespace {
 
 void gemm_q8_blocks_ymm_evex(const onebit::PreparedActivation& x, const onebit::PackedWeights& w,
-                             int64_t block_begin, int64_t block_end, int32_t* acc, int64_t acc_stride) {
-  onebit::gemm_q8_blocks_vnni<onebit::Ymm</*kEvex=*/true>>(x, w, block_begin, block_end, acc, acc_stride);
+                             int64_t block_begin, int64_t block_end, int32_t* acc, int64_t acc_stride,
+                             const onebit::FusedFloatOutput* fused) {
+  onebit::gemm_q8_blocks_vnni<onebit::Ymm</*kEvex=*/true>>(x, w, block_begin, block_end, acc, acc_stride, fused);
 }
 
 }  // namespace
@@ -56,7 +58,7 @@ TEST_P(VnniYmmTemplate, MatchesReference) {
     const auto packed = onebit::pack_weights(w_bytes.data(), wt, K, N, false, zw.data(), N, onebit::KGroup::Quads);
     const auto prepared = onebit::prepare_activation({x_bytes.data(), xt, zx, M}, K, onebit::KGroup::Quads);
     std::vector<int32_t> acc(static_cast<size_t>(M * N), 0x5a5a5a5a);
-    gemm_q8_blocks_ymm_evex(prepared, packed, b0, b1, acc.data(), N);
+    gemm_q8_blocks_ymm_evex(prepared, packed, b0, b1, acc.data(), N, nullptr);
     const auto want = reference_gemm(x, zx, w, zw, M, K, N);
     const int64_t n0 = b0 * onebit::kBlockN, n1 = std::min(b1 * onebit::kBlockN, N);
     for (int64_t m = 0; m < M; ++m)
@@ -84,6 +86,20 @@ TEST_P(VnniYmmTemplate, MatchesReference) {
     check(M, K, N, 0, 2, std::vector<int32_t>(size_t(M * K), xr.hi), xr.lo, std::vector<int32_t>(size_t(K * N), wr.lo),
           std::vector<int32_t>(size_t(N), wr.hi));
   }
+}
+
+TEST_P(VnniYmmTemplate, FusedFloatOutputEqualsTheEpilogue) {
+  const auto [xt, wt] = GetParam();
+  std::mt19937 rng(48);
+  for (int64_t M : {0, 1, 4, 5, 6, 7, 13})
+    for (int64_t N : {1, 8, 16, 33})
+      for (int variant = 0; variant < 4; ++variant) {
+        GemmCase c{xt, wt, M, 37, N, random_value(rng, xt), random_values(rng, size_t(M * 37), xt),
+                   random_values(rng, size_t(37 * N), wt), {}};
+        for (int64_t n = 0; n < N; ++n) c.zw.push_back(random_value(rng, wt));
+        const int64_t blocks = (N + 15) / 16;
+        check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1, variant & 2);
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(TypePairs, VnniYmmTemplate,
