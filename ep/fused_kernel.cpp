@@ -58,7 +58,8 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x, const WeightDi
     throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": activation of shape " + shape_string(x.dims) + " " +
                                              type_name(x.type) + " " + why);
   };
-  const ONNXTensorElementDataType type = plan.quantizes_x ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
+  const ONNXTensorElementDataType type =
+      plan.quantizes_x || plan.quantizes_x_static ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type);
   if (x.type != type) fail("has the wrong type; compiled for " + type_name(type));
   if (x.dims.size() < plan.min_rank || x.dims.size() > plan.max_rank) fail("has an unsupported rank");
   if (x.dims.back() != w.K) fail("does not match the weight's K=" + std::to_string(w.K));
@@ -111,6 +112,11 @@ void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const
     epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
     a.epilogue = &*a.own_epilogue;
     return;
+  }
+  if (plan.quantizes_x_static) {
+    uint8_t* quantized = a.quantized->get(count);
+    quantize_linear(static_cast<const float*>(data), count, plan.q_scale, plan.q_zero_point, quantized);
+    a.data = quantized;
   }
   const KernelInputs& in = kernel.inputs;
   if (in.x_zero_point)

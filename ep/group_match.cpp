@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "group_match.h"
 
+#include <cmath>
+
 namespace onebit {
 
 namespace {
@@ -46,6 +48,43 @@ void decline_unsupported_dequantize(const NodeInfo& dq) {
                    "; only float32 is claimed"};
 }
 
+// One value of `type`, a constant.
+bool constant_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type) {
+  const std::optional<ConstTensor> c = value.empty() ? std::nullopt : g.constant(value);
+  return c && c->type == type && c->is_scalar();
+}
+
+// Whether `value` may be the float output a group's QuantizeLinear tail quantizes (a MatMul or
+// Gemm, or an Add after one): that group owns the QuantizeLinear then.
+bool may_end_a_group(const GraphIndex& g, const std::string& value) {
+  const NodeInfo* p = g.producer(value);
+  if (is_op(p, "MatMul") || is_op(p, "Gemm")) return true;
+  if (!is_op(p, "Add")) return false;
+  for (const std::string& in : p->inputs)
+    if (is_op(g.producer(in), "MatMul") || is_op(g.producer(in), "Gemm")) return true;
+  return false;
+}
+
+// The activation's QuantizeLinear, when the group can run it itself: its output feeds this group's
+// DequantizeLinear only, it quantizes a float to uint8 with a constant per-tensor scale and zero
+// point, and no group before this one ends in it. Anything else (a QuantizeLinear shared by
+// sibling groups, int8, per-axis, another group's output) stays where it is.
+void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch& m) {
+  const NodeInfo* q = g.producer(m.x);
+  if (!is_op(q, "QuantizeLinear") || sole_consumer(g, m.x) != &dq_x || q->int_attr("block_size").value_or(0) != 0) return;
+  if (may_end_a_group(g, q->input(0))) return;
+  if (g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
+  if (!constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) ||
+      !constant_scalar(g, q->input(2), ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8))
+    return;
+  const double scale = g.constant(q->input(1))->as_double(0);
+  if (!std::isfinite(scale) || scale <= 0) return;
+  m.x_float = q->input(0);
+  m.q_scale = q->input(1);
+  m.q_zero_point = q->input(2);
+  m.nodes.push_back(q);
+}
+
 // Adds the activation DQ and the weight DQ feeding inputs a and b of `anchor`.
 void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   const NodeInfo* dq_x = private_dequantize(g, anchor.input(0));
@@ -66,6 +105,7 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   m.w_zero_point = dq_w->input(2);
   m.nodes.push_back(dq_x);
   m.nodes.push_back(dq_w);
+  take_static_quantize(g, *dq_x, m);
 }
 
 // A bias value: a float constant, or DequantizeLinear(int32 constant) without a zero point

@@ -6,6 +6,8 @@
 // Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
 // DynamicQuantizeLinear, fused too when all its outputs feed this group only (the kernel then
 // takes the float activation), else left to ORT and its outputs read per call.
+// A QDQ group's activation QuantizeLinear joins it likewise when its output feeds this group only
+// and it quantizes to uint8 with a constant per-tensor scale (else it stays with ORT).
 // Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
 // packed per call, and the quantize_dynamic chain's two scales may both be per call.
 #pragma once
@@ -24,7 +26,8 @@ struct GroupMatch {
   const NodeInfo* anchor = nullptr;
   std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
-  std::string x_float;                   // input of a fused DynamicQuantizeLinear; "" = none
+  std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
+  std::string q_scale, q_zero_point;     // the fused QuantizeLinear's (constant) scale and zero point
   std::string w, w_scale, w_zero_point;  // the weight (B)
   bool w_dynamic = false;                // B is not a constant: it changes per call
   bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]

@@ -27,6 +27,11 @@ struct GroupPlan : FusedGroup {
   std::string x_scale_input, x_zero_point_input;
   // The group runs its DynamicQuantizeLinear: the kernel's activation is float, quantized per call.
   bool quantizes_x = false;
+  // The group runs its activation's QuantizeLinear (uint8, this scale and zero point): the kernel's
+  // activation is float, quantized per call; the DequantizeLinear's zero point and scale then apply.
+  bool quantizes_x_static = false;
+  float q_scale = 1.0f;
+  int32_t q_zero_point = 0;
   // Activation × activation: B (`w_input`, rank 2-4, per tensor) is an input packed per call; K, N
   // and batch are what the model declares (-1 where symbolic). Its scale and zero point are
   // constants (w_scale / w_zero_point) or inputs read per call (their names).

@@ -131,6 +131,11 @@ __attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t c
 
 }  // namespace
 
+void quantize_linear(const float* x, size_t count, float scale, int32_t zero_point, uint8_t* x_q) {
+  static const auto run = cpu_features().avx512 ? quantize_avx512 : cpu_features().avx2 ? quantize_avx2 : quantize_portable;
+  run(x, count, scale, static_cast<float>(zero_point), x_q);
+}
+
 DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q) {
   static const bool avx512 = cpu_features().avx512;
   static const bool avx2 = cpu_features().avx2;

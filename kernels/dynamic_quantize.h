@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// DynamicQuantizeLinear (ONNX, uint8 output) over one call's activation, for groups that fuse it.
+// DynamicQuantizeLinear (ONNX, uint8 output) over one call's activation, and QuantizeLinear with a
+// constant scale, for the groups that fuse them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,5 +20,10 @@ struct DynamicQuantization {
 // A NaN anywhere: scale NaN, zero point 255, every x_q 0 — ONNX's reference (ORT's CPU result
 // there depends on where the NaN sits); every output of the MatMul is then NaN.
 DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q);
+
+// ONNX QuantizeLinear to uint8 with a per-tensor scale and zero point, the same loop (and so the
+// same values) as dynamic_quantize and ORT's CPU kernel: saturate(round_half_even(x / scale) +
+// zero_point); NaN (and Inf / Inf) give 0.
+void quantize_linear(const float* x, size_t count, float scale, int32_t zero_point, uint8_t* x_q);
 
 }  // namespace onebit

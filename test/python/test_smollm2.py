@@ -122,6 +122,10 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert counters["qdq runs"] == 2 * manifest["projections"]
     ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}
     assert ours == set(llama_onnx.projection_nodes(weights.config))
+    # The groups with a QuantizeLinear of their own (o, down, lm_head) run it too, with uint8
+    # activations; q/k/v and gate/up share theirs, which stays with ORT, as int8 ones do.
+    quantize_on_ep = sum(op == "QuantizeLinear" for _, op in assignment[es.EP_NAME])
+    assert quantize_on_ep == (2 * LAYERS + 1 if activations == "uint8" else 0)
     # What stays on ORT: no MatMul; attention (its activation x activation products included) is
     # one float GroupQueryAttention node a layer, on purpose.
     left = [(name, op) for name, op in assignment["CPUExecutionProvider"] if op in ("MatMul", "Gemm", "GroupQueryAttention")]

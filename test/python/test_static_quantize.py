@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A QDQ group's activation QuantizeLinear runs inside the group when it can:
+
+- QuantizeLinear(float x, constant scale, uint8 zero point) -> DequantizeLinear -> MatMul: all of it
+  on the EP (ORT's graph assignment), and the output equals the exact group computed from the
+  activation ORT's own QuantizeLinear produces, bit for bit — on random values, on exact .5 ties,
+  ±0, values far out of range, ±Inf and NaN (the identity weight makes the output the quantized
+  activation itself, dequantized);
+- left with ORT, and the groups still claimed, when the QuantizeLinear feeds two groups (siblings
+  sharing an input), quantizes to int8, or is the output of an earlier group (a stack of groups).
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import ep_session as es
+from qdq_models import init, make_model
+from reference import exact_acc
+
+K = 24
+
+
+def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.037, weights=None, N=K):
+    """x -> QuantizeLinear -> one DequantizeLinear per group -> MatMul with int8 weights (scale 1/64
+    per column); the groups share the QuantizeLinear when n_groups > 1."""
+    rng = np.random.default_rng(5)
+    zp_array = np.array(zp, np.uint8 if q_type == TensorProto.UINT8 else np.int8)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["x_q"], name="quantize")]
+    inits = [init("s_x", np.array(scale, np.float32)), init("z_x", zp_array)]
+    outputs = []
+    for i in range(n_groups):
+        w = weights if weights is not None else rng.integers(-127, 128, (K, N)).astype(np.int8)
+        inits += [init(f"w{i}", w), init(f"s_w{i}", np.full(N, 1 / 64, np.float32))]
+        nodes += [helper.make_node("DequantizeLinear", ["x_q", "s_x", "z_x"], [f"x_f{i}"], name=f"dq_x{i}"),
+                  helper.make_node("DequantizeLinear", [f"w{i}", f"s_w{i}"], [f"w_f{i}"], axis=1, name=f"dq_w{i}"),
+                  helper.make_node("MatMul", [f"x_f{i}", f"w_f{i}"], [f"y{i}"], name=f"matmul{i}")]
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, ["rows", N]))
+    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", K])], outputs, inits)
+
+
+def ort_quantize(x, scale, zp):
+    """ORT's own QuantizeLinear (CPU EP) on x: the reference for the fused one."""
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])
+    model = make_model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                       [helper.make_tensor_value_info("q", TensorProto.UINT8, list(x.shape))],
+                       [init("s", np.array(scale, np.float32)), init("z", np.array(zp, np.uint8))])
+    return es.run_cpu(model, {"x": x})[0]
+
+
+def where(run, op_type):
+    return sorted(ep for ep, nodes in run.assignment.items() for _, op in nodes if op == op_type)
+
+
+def test_the_quantize_runs_in_the_group_and_equals_ort_quantize_then_exact_gemm():
+    rng = np.random.default_rng(7)
+    scale, zp = 0.037, 131
+    x = (rng.standard_normal((9, K)) * 3).astype(np.float32)
+    x[0, :8] = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 127.5, -127.5, 0.0], np.float32) * np.float32(scale)  # ties
+    model = quantize_then_group(scale=scale, zp=zp)
+    run = es.run_with_ep(model, {"x": x})
+    assert run.counters["groups"] == 1
+    assert where(run, "QuantizeLinear") == [es.EP_NAME]
+    x_q = ort_quantize(x, scale, zp)
+    w = onnx.numpy_helper.to_array([t for t in model.graph.initializer if t.name == "w0"][0])
+    acc = exact_acc(x_q, np.array(zp), w, None)
+    expected = (acc * (np.float64(np.float32(scale)) * np.float64(np.float32(1 / 64)))).astype(np.float32)
+    np.testing.assert_array_equal(run.outputs[0][0], expected)
+
+
+def test_edge_values_quantize_as_ort_does():
+    scale, zp = 0.25, 128
+    eye = np.eye(K, dtype=np.int8) * 64  # y = (x_q - zp) * scale: the quantized activation itself
+    specials = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, -0.0, 0.0, 0.125, 0.375, -0.125, 31.875, 32.0,
+                         -32.0, -32.125, 1e-30, np.float32(np.finfo(np.float32).max)], np.float32)
+    x = np.resize(specials, (5, K)).astype(np.float32)
+    x[4] = np.random.default_rng(3).standard_normal(K).astype(np.float32) * 40
+    model = quantize_then_group(scale=scale, zp=zp, weights=eye)
+    ours = es.run_with_ep(model, {"x": x})
+    assert where(ours, "QuantizeLinear") == [es.EP_NAME]
+    expected = (ort_quantize(x, scale, zp).astype(np.float32) - zp) * np.float32(scale)
+    np.testing.assert_array_equal(ours.outputs[0][0], expected)
+    np.testing.assert_array_equal(ours.outputs[0][0], es.run_cpu(model, {"x": x})[0])
+
+
+def test_a_quantize_feeding_two_groups_stays_with_ort():
+    x = np.random.default_rng(8).standard_normal((4, K)).astype(np.float32)
+    run = es.run_with_ep(quantize_then_group(n_groups=2), {"x": x})
+    assert run.counters["groups"] == 2
+    assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
+
+
+def test_an_int8_quantize_stays_with_ort():
+    x = np.random.default_rng(9).standard_normal((4, K)).astype(np.float32)
+    run = es.run_with_ep(quantize_then_group(q_type=TensorProto.INT8, zp=-3), {"x": x})
+    assert run.counters["groups"] == 1
+    assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
