@@ -24,10 +24,20 @@ const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
 OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
   return guarded([&] {
     const GraphIndex index(graph);
-    std::set<const OrtNode*> claimed;
+    std::vector<std::pair<const NodeInfo*, MatchResult>> matches;
+    std::set<const NodeInfo*> output_quantizes;
     for (const NodeInfo& node : index.nodes()) {
       if (!is_anchor(node)) continue;
-      MatchResult result = match_group(index, node);
+      matches.emplace_back(&node, match_group(index, node));
+      if (auto* m = std::get_if<GroupMatch>(&matches.back().second); m && m->quantize_out) output_quantizes.insert(m->quantize_out);
+    }
+    // A QuantizeLinear that ends one group and quantizes the next one's activation stays with the
+    // first: the second takes the quantized activation.
+    for (auto& [node, result] : matches)
+      if (auto* m = std::get_if<GroupMatch>(&result); m && output_quantizes.count(m->quantize_in)) leave_quantize_in(*m);
+    std::set<const OrtNode*> claimed;
+    for (auto& [anchor, result] : matches) {
+      const NodeInfo& node = *anchor;
       std::string reason;
       if (auto* why = std::get_if<std::string>(&result)) {
         reason = *why;

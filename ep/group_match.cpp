@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "group_match.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace onebit {
@@ -54,26 +55,15 @@ bool constant_scalar(const GraphIndex& g, const std::string& value, ONNXTensorEl
   return c && c->type == type && c->is_scalar();
 }
 
-// Whether `value` may be the float output a group's QuantizeLinear tail quantizes (a MatMul or
-// Gemm, or an Add after one): that group owns the QuantizeLinear then.
-bool may_end_a_group(const GraphIndex& g, const std::string& value) {
-  const NodeInfo* p = g.producer(value);
-  if (is_op(p, "MatMul") || is_op(p, "Gemm")) return true;
-  if (!is_op(p, "Add")) return false;
-  for (const std::string& in : p->inputs)
-    if (is_op(g.producer(in), "MatMul") || is_op(g.producer(in), "Gemm")) return true;
-  return false;
-}
-
 // The activation's QuantizeLinear, when the group can run it itself: its output feeds this group's
-// DequantizeLinear only, it quantizes a float to uint8 with a constant per-tensor scale and zero
-// point, and no group before this one ends in it. Anything else (a QuantizeLinear shared by
-// sibling groups, int8, per-axis, another group's output) stays where it is.
+// DequantizeLinear only, it quantizes a float that changes per call to uint8 with a constant
+// per-tensor scale and zero point. Anything else (a QuantizeLinear shared by sibling groups, int8,
+// per-axis, of a constant) stays where it is; so does one another group ends in
+// (leave_quantize_in, decided over the whole graph).
 void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch& m) {
   const NodeInfo* q = g.producer(m.x);
   if (!is_op(q, "QuantizeLinear") || sole_consumer(g, m.x) != &dq_x || q->int_attr("block_size").value_or(0) != 0) return;
-  if (may_end_a_group(g, q->input(0))) return;
-  if (g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
+  if (g.constant(q->input(0)) || g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
   if (!constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) ||
       !constant_scalar(g, q->input(2), ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8))
     return;
@@ -82,6 +72,7 @@ void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch&
   m.x_float = q->input(0);
   m.q_scale = q->input(1);
   m.q_zero_point = q->input(2);
+  m.quantize_in = q;
   m.nodes.push_back(q);
 }
 
@@ -138,6 +129,7 @@ void match_tail(const GraphIndex& g, GroupMatch& m, std::string out) {
     decline_blocked(*next);
     m.y_scale = next->input(1);
     m.y_zero_point = next->input(2);
+    m.quantize_out = next;
     m.nodes.push_back(next);
     out = next->outputs.at(0);
   }
@@ -216,6 +208,15 @@ void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& 
 }
 
 }  // namespace
+
+void leave_quantize_in(GroupMatch& m) {
+  if (m.quantize_in == nullptr) return;
+  m.nodes.erase(std::find(m.nodes.begin(), m.nodes.end(), m.quantize_in));
+  m.quantize_in = nullptr;
+  m.x_float.clear();
+  m.q_scale.clear();
+  m.q_zero_point.clear();
+}
 
 bool is_anchor(const NodeInfo& node) {
   return is_onnx(node) && (node.op_type == "MatMul" || node.op_type == "Gemm" ||

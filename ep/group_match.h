@@ -28,6 +28,8 @@ struct GroupMatch {
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
   std::string q_scale, q_zero_point;     // the fused QuantizeLinear's (constant) scale and zero point
+  const NodeInfo* quantize_in = nullptr;  // that QuantizeLinear (of the activation), if fused
+  const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
   std::string w, w_scale, w_zero_point;  // the weight (B)
   bool w_dynamic = false;                // B is not a constant: it changes per call
   bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
@@ -45,5 +47,9 @@ using MatchResult = std::variant<GroupMatch, std::string>;
 bool is_anchor(const NodeInfo& node);
 
 MatchResult match_group(const GraphIndex& graph, const NodeInfo& anchor);
+
+// Leaves the activation's QuantizeLinear to ORT (another group ends in it): the group then takes
+// the quantized activation, as without it.
+void leave_quantize_in(GroupMatch& m);
 
 }  // namespace onebit

@@ -7,12 +7,14 @@
   ±0, values far out of range, ±Inf and NaN (the identity weight makes the output the quantized
   activation itself, dequantized);
 - left with ORT, and the groups still claimed, when the QuantizeLinear feeds two groups (siblings
-  sharing an input), quantizes to int8, or is the output of an earlier group (a stack of groups).
+  sharing an input), quantizes to int8 or quantizes a constant; one that ends an earlier group (a
+  stack of QDQ groups, or quantize_dynamic's chain) stays in that group.
 """
 from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import TensorProto, helper
 
 import ep_session as es
@@ -96,3 +98,55 @@ def test_an_int8_quantize_stays_with_ort():
     run = es.run_with_ep(quantize_then_group(q_type=TensorProto.INT8, zp=-3), {"x": x})
     assert run.counters["groups"] == 1
     assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
+
+
+def test_a_quantize_ending_a_dynamic_group_stays_with_it_and_both_groups_are_claimed():
+    """quantize_dynamic's group ends in a QuantizeLinear (after Mul, or Add(bias)) that quantizes the
+    next QDQ group's activation: the first group keeps it, the second takes its uint8 output."""
+    rng = np.random.default_rng(10)
+    for with_bias in (False, True):
+        h = "h_biased" if with_bias else "h"
+        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_s", "x_z"]),
+                 helper.make_node("MatMulInteger", ["x_q", "w1", "x_z"], ["acc"]),
+                 helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+                 helper.make_node("Mul", ["x_s", "w1_s"], ["scales"]),
+                 helper.make_node("Mul", ["acc_f", "scales"], ["h"]),
+                 helper.make_node("QuantizeLinear", [h, "s_h", "z_h"], ["h_q"], name="quantize"),
+                 helper.make_node("DequantizeLinear", ["h_q", "s_h", "z_h"], ["h_f"]),
+                 helper.make_node("DequantizeLinear", ["w2", "s_w2"], ["w2_f"], axis=1),
+                 helper.make_node("MatMul", ["h_f", "w2_f"], ["y"])]
+        inits = [init("w1", rng.integers(-127, 128, (K, K)).astype(np.int8)), init("w1_s", np.array(0.01, np.float32)),
+                 init("s_h", np.array(0.05, np.float32)), init("z_h", np.array(128, np.uint8)),
+                 init("w2", rng.integers(-127, 128, (K, 8)).astype(np.int8)), init("s_w2", np.full(8, 1 / 64, np.float32))]
+        if with_bias:
+            nodes.insert(5, helper.make_node("Add", ["h", "b"], ["h_biased"]))
+            inits.append(init("b", np.ones(K, np.float32)))
+        model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, K])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
+        x = rng.standard_normal((4, K)).astype(np.float32)
+        run = es.run_with_ep(model, {"x": x})
+        assert run.counters["groups"] == 2, f"bias={with_bias}"
+        assert where(run, "QuantizeLinear") == [es.EP_NAME]
+        np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(model, {"x": x})[0], rtol=0, atol=1e-4)
+
+
+def test_a_quantize_of_a_constant_stays_with_ort():
+    """Unoptimised, a QuantizeLinear of an initializer reaches the EP unfolded: it stays with ORT and
+    the group takes its output (the fused node has no input for a constant it does not own)."""
+    rng = np.random.default_rng(11)
+    nodes = [helper.make_node("QuantizeLinear", ["x_c", "s", "z"], ["x_q"]),
+             helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["x_f"]),
+             helper.make_node("DequantizeLinear", ["w", "s_w"], ["w_f"], axis=1),
+             helper.make_node("MatMul", ["x_f", "w_f"], ["h"]),
+             helper.make_node("Add", ["h", "y_in"], ["y"])]
+    inits = [init("x_c", (rng.standard_normal((5, K)) * 3).astype(np.float32)), init("s", np.array(0.05, np.float32)),
+             init("z", np.array(128, np.uint8)), init("w", rng.integers(-127, 128, (K, 8)).astype(np.int8)),
+             init("s_w", np.full(8, 1 / 64, np.float32))]
+    model = make_model(nodes, [helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [5, 8])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 8])], inits)
+    feeds = {"y_in": np.zeros((5, 8), np.float32)}
+    level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    run = es.run_with_ep(model, feeds, level=level)
+    assert run.counters["groups"] == 1
+    assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
+    np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(model, feeds, level=level)[0], rtol=0, atol=1e-4)
