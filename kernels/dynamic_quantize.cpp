@@ -137,9 +137,8 @@ void quantize_linear(const float* x, size_t count, float scale, int32_t zero_poi
 }
 
 DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q) {
-  static const bool avx512 = cpu_features().avx512;
-  static const bool avx2 = cpu_features().avx2;
-  const Range r = (avx512 ? range_avx512 : avx2 ? range_avx2 : range_portable)(x, count);
+  static const auto range = cpu_features().avx512 ? range_avx512 : cpu_features().avx2 ? range_avx2 : range_portable;
+  const Range r = range(x, count);
   DynamicQuantization q;
   if (r.nan) {
     q.scale = std::numeric_limits<float>::quiet_NaN();
@@ -151,7 +150,7 @@ DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q)
   // The clamp's argument order keeps ORT's answer for -Inf (NaN here: 255).
   const float zero_point = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - r.lo / q.scale)));
   q.zero_point = static_cast<int32_t>(zero_point);
-  (avx512 ? quantize_avx512 : avx2 ? quantize_avx2 : quantize_portable)(x, count, q.scale, zero_point, x_q);
+  quantize_linear(x, count, q.scale, q.zero_point, x_q);
   return q;
 }
 
