@@ -49,10 +49,11 @@ void decline_unsupported_dequantize(const NodeInfo& dq) {
                    "; only float32 is claimed"};
 }
 
-// One value of `type`, a constant.
-bool constant_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type) {
-  const std::optional<ConstTensor> c = value.empty() ? std::nullopt : g.constant(value);
-  return c && c->type == type && c->is_scalar();
+// `value` if it is one constant value of `type`.
+std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type) {
+  std::optional<ConstTensor> c = value.empty() ? std::nullopt : g.constant(value);
+  if (c && (c->type != type || !c->is_scalar())) c.reset();
+  return c;
 }
 
 // The activation's QuantizeLinear, when the group can run it itself: its output feeds this group's
@@ -64,14 +65,10 @@ void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch&
   const NodeInfo* q = g.producer(m.x);
   if (!is_op(q, "QuantizeLinear") || sole_consumer(g, m.x) != &dq_x || q->int_attr("block_size").value_or(0) != 0) return;
   if (g.constant(q->input(0)) || g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
-  if (!constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) ||
-      !constant_scalar(g, q->input(2), ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8))
-    return;
-  const double scale = g.constant(q->input(1))->as_double(0);
-  if (!std::isfinite(scale) || scale <= 0) return;
+  const std::optional<ConstTensor> scale = constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  if (!scale || !std::isfinite(scale->as_double(0)) || scale->as_double(0) <= 0) return;
+  if (!constant_scalar(g, q->input(2), ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8)) return;
   m.x_float = q->input(0);
-  m.q_scale = q->input(1);
-  m.q_zero_point = q->input(2);
   m.quantize_in = q;
   m.nodes.push_back(q);
 }
@@ -214,8 +211,6 @@ void leave_quantize_in(GroupMatch& m) {
   m.nodes.erase(std::find(m.nodes.begin(), m.nodes.end(), m.quantize_in));
   m.quantize_in = nullptr;
   m.x_float.clear();
-  m.q_scale.clear();
-  m.q_zero_point.clear();
 }
 
 bool is_anchor(const NodeInfo& node) {

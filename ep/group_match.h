@@ -27,8 +27,7 @@ struct GroupMatch {
   std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
-  std::string q_scale, q_zero_point;     // the fused QuantizeLinear's (constant) scale and zero point
-  const NodeInfo* quantize_in = nullptr;  // that QuantizeLinear (of the activation), if fused
+  const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear (input x_float), if fused
   const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
   std::string w, w_scale, w_zero_point;  // the weight (B)
   bool w_dynamic = false;                // B is not a constant: it changes per call

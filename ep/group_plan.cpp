@@ -105,11 +105,11 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
     require(t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x_float + "' has type " + type_name(t));
   }
-  if (!m.q_scale.empty()) {  // a fused QuantizeLinear: uint8 with constant parameters
+  if (m.quantize_in != nullptr) {  // a fused QuantizeLinear: uint8 with constant parameters
     require(plan.x_type == QType::Uint8, "the fused QuantizeLinear of '" + m.x_float + "' does not produce uint8");
     plan.quantizes_x_static = true;
-    plan.q_scale = static_cast<float>(scalar_scale(g, m.q_scale, "QuantizeLinear scale", false).as_double(0));
-    plan.q_zero_point = scalar_zero_point(g, m.q_zero_point, QType::Uint8, "QuantizeLinear zero point");
+    plan.q_scale = static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));
+    plan.q_zero_point = scalar_zero_point(g, m.quantize_in->input(2), QType::Uint8, "QuantizeLinear zero point");
   } else if (!m.x_float.empty()) {  // a fused DynamicQuantizeLinear: uint8, scale and zero point per call
     plan.quantizes_x = true;
     return;
