@@ -5,35 +5,12 @@
 // outputs give their memory back (a leak would grow the process by gigabytes here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../../ts/model/onnx_graph.js';
-import { exactQdq, int8Input, qdqGroup } from './helpers/models.js';
+import { DataType, valueInfo } from '../../ts/model/onnx_graph.js';
+import { exactQdq, int8Input, qdqGroup, qdqGroupModel } from './helpers/models.js';
 import { ort, repoRoot, runNode } from './helpers/package.js';
 
 const group = qdqGroup(64, 48);
 const onebit = { executionProviders: [{ name: 'onebit', device: 'none' } as never] };
-
-/** The QDQ group, its input also listed as a graph output. */
-function groupEchoingItsInput(): Uint8Array {
-  return model({
-    name: 'qdq_echo',
-    node: [
-      node('DequantizeLinear', ['x_q', 's_x', 'z_x'], ['x_f']),
-      node('DequantizeLinear', ['w', 's_w'], ['w_f'], { axis: 1 }),
-      node('MatMul', ['x_f', 'w_f'], ['y_f']),
-      node('QuantizeLinear', ['y_f', 's_y', 'z_y'], ['y_q']),
-    ],
-    initializer: [
-      scalarFloat('s_x', group.xScale),
-      tensor('z_x', DataType.INT8, [], new Uint8Array([0])),
-      tensor('w', DataType.INT8, [group.k, group.n], new Uint8Array(group.weights.buffer)),
-      tensor('s_w', DataType.FLOAT, [group.n], new Uint8Array(group.weightScales.buffer)),
-      scalarFloat('s_y', group.yScale),
-      tensor('z_y', DataType.INT8, [], new Uint8Array([group.yZeroPoint])),
-    ],
-    input: [valueInfo('x_q', DataType.INT8, ['rows', group.k])],
-    output: [valueInfo('y_q', DataType.INT8, ['rows', group.n]), valueInfo('x_q', DataType.INT8, ['rows', group.k])],
-  });
-}
 
 describe('output buffers', () => {
   let session: import('onnxruntime-node').InferenceSession;
@@ -54,7 +31,8 @@ describe('output buffers', () => {
   });
 
   it('an output that is also the input is a copy of the feed, not the caller\'s buffer', async () => {
-    const echo = await ort.InferenceSession.create(groupEchoingItsInput(), onebit);
+    const echoing = qdqGroupModel(group, { extraOutputs: [valueInfo('x_q', DataType.INT8, ['rows', group.k])] });
+    const echo = await ort.InferenceSession.create(echoing, onebit);
     const x = int8Input(3 * group.k, 8);
     const fed = Int8Array.from(x);
     const out = await echo.run({ x_q: new ort.Tensor('int8', fed, [3, group.k]) });
@@ -77,22 +55,7 @@ describe('output buffers', () => {
         for (let i = 0; i < 160; ++i) checksum += (await s.run({ x_q: x })).y_f.data[i];
         console.log(JSON.stringify({ grownMiB: (process.memoryUsage().rss - before) / 2 ** 20, checksum }));
       })();`;
-    const floatOut = model({
-      name: 'qdq_float_out',
-      node: [
-        node('DequantizeLinear', ['x_q', 's_x', 'z_x'], ['x_f']),
-        node('DequantizeLinear', ['w', 's_w'], ['w_f'], { axis: 1 }),
-        node('MatMul', ['x_f', 'w_f'], ['y_f']),
-      ],
-      initializer: [
-        scalarFloat('s_x', group.xScale),
-        tensor('z_x', DataType.INT8, [], new Uint8Array([0])),
-        tensor('w', DataType.INT8, [group.k, 64], Uint8Array.from({ length: group.k * 64 }, (_, i) => i % 7)),
-        tensor('s_w', DataType.FLOAT, [64], new Uint8Array(new Float32Array(64).fill(0.01).buffer)),
-      ],
-      input: [valueInfo('x_q', DataType.INT8, ['rows', group.k])],
-      output: [valueInfo('y_f', DataType.FLOAT, ['rows', 64])],
-    });
+    const floatOut = qdqGroupModel(qdqGroup(group.k, 64), { floatOutput: true });
     const ran = runNode(['-e', script], repoRoot, { MODEL: Buffer.from(floatOut).toString('base64') });
     expect(ran.status, ran.stderr).toBe(0);
     const { grownMiB, checksum } = JSON.parse(ran.stdout);

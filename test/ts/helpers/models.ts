@@ -14,34 +14,43 @@ export interface QdqGroup {
   yZeroPoint: number;
 }
 
-/** One A8W8 QDQ group: DQ(x_q int8) . DQ(W int8 per-channel) -> MatMul -> Q(int8, zp 3). */
-export function qdqGroup(k = 64, n = 48, seed = 5): QdqGroup {
-  const next = randomStream(seed);
-  const weights = Int8Array.from({ length: k * n }, () => (next() % 255) - 127);
-  const weightScales = Float32Array.from({ length: n }, () => (0.5 + next() / 2 ** 32) / 200);
-  const xScale = 0.02;
-  const yScale = 0.05;
-  const yZeroPoint = 3;
-  const bytes = model({
+type GroupValues = Omit<QdqGroup, 'bytes'>;
+
+/** The group's graph: DQ(x_q int8) . DQ(W int8 per-channel) -> MatMul -> Q(int8) -> y_q; with
+ * `floatOutput` it ends at the MatMul, y_f. `extraOutputs` are listed after it. */
+export function qdqGroupModel(g: GroupValues, { floatOutput = false, extraOutputs = [] as ReturnType<typeof valueInfo>[] } = {}): Uint8Array {
+  const quantize = floatOutput ? [] : [node('QuantizeLinear', ['y_f', 's_y', 'z_y'], ['y_q'])];
+  return model({
     name: 'qdq_group',
     node: [
       node('DequantizeLinear', ['x_q', 's_x', 'z_x'], ['x_f']),
       node('DequantizeLinear', ['w', 's_w'], ['w_f'], { axis: 1 }),
       node('MatMul', ['x_f', 'w_f'], ['y_f']),
-      node('QuantizeLinear', ['y_f', 's_y', 'z_y'], ['y_q']),
+      ...quantize,
     ],
     initializer: [
-      scalarFloat('s_x', xScale),
+      scalarFloat('s_x', g.xScale),
       tensor('z_x', DataType.INT8, [], new Uint8Array([0])),
-      tensor('w', DataType.INT8, [k, n], new Uint8Array(weights.buffer)),
-      tensor('s_w', DataType.FLOAT, [n], new Uint8Array(weightScales.buffer)),
-      scalarFloat('s_y', yScale),
-      tensor('z_y', DataType.INT8, [], new Uint8Array([yZeroPoint])),
+      tensor('w', DataType.INT8, [g.k, g.n], new Uint8Array(g.weights.buffer)),
+      tensor('s_w', DataType.FLOAT, [g.n], new Uint8Array(g.weightScales.buffer)),
+      scalarFloat('s_y', g.yScale),
+      tensor('z_y', DataType.INT8, [], new Uint8Array([g.yZeroPoint])),
     ],
-    input: [valueInfo('x_q', DataType.INT8, ['rows', k])],
-    output: [valueInfo('y_q', DataType.INT8, ['rows', n])],
+    input: [valueInfo('x_q', DataType.INT8, ['rows', g.k])],
+    output: [
+      floatOutput ? valueInfo('y_f', DataType.FLOAT, ['rows', g.n]) : valueInfo('y_q', DataType.INT8, ['rows', g.n]),
+      ...extraOutputs,
+    ],
   });
-  return { bytes, k, n, weights, weightScales, xScale, yScale, yZeroPoint };
+}
+
+/** One A8W8 QDQ group: DQ(x_q int8) . DQ(W int8 per-channel) -> MatMul -> Q(int8, zp 3). */
+export function qdqGroup(k = 64, n = 48, seed = 5): QdqGroup {
+  const next = randomStream(seed);
+  const weights = Int8Array.from({ length: k * n }, () => (next() % 255) - 127);
+  const weightScales = Float32Array.from({ length: n }, () => (0.5 + next() / 2 ** 32) / 200);
+  const values: GroupValues = { k, n, weights, weightScales, xScale: 0.02, yScale: 0.05, yZeroPoint: 3 };
+  return { bytes: qdqGroupModel(values), ...values };
 }
 
 function roundHalfEven(v: number): number {
