@@ -154,7 +154,7 @@ class RunWorker : public PromiseWorker {
     Napi::Array names = feeds.GetPropertyNames();
     for (uint32_t i = 0; i < names.Length(); ++i) {
       input_names_.push_back(names.Get(i).ToString().Utf8Value());
-      inputs_.values.push_back(input_value(input_names_.back(), feeds.Get(input_names_.back()).As<Napi::Object>()));
+      inputs_.values.push_back(input_value(input_names_.back(), feeds.Get(input_names_.back()).As<Napi::Object>(), borrowed_));
     }
     for (uint32_t i = 0; i < output_names.Length(); ++i) output_names_.push_back(output_names.Get(i).ToString().Utf8Value());
     outputs_.values.assign(output_names_.size(), nullptr);
@@ -194,6 +194,7 @@ class RunWorker : public PromiseWorker {
  private:
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
   std::vector<std::string> input_names_, output_names_;
+  std::vector<SharedOutput> borrowed_;  // earlier outputs read in place: released after inputs_
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;
 };

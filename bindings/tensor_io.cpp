@@ -7,6 +7,7 @@
 
 #include "js_error.h"
 #include "ort_runtime.h"
+#include "output_memory.h"
 
 namespace onebit::node {
 
@@ -118,7 +119,7 @@ Napi::Array string_output(Napi::Env env, const OrtValue* value, size_t count) {
 
 }  // namespace
 
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor) {
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, std::vector<SharedOutput>& borrowed) {
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get("type").As<Napi::Number>().Int32Value());
   const std::vector<int64_t> dims = read_dims(name, tensor.Get("dims").As<Napi::Array>());
   Napi::Value data = tensor.Get("data");
@@ -144,12 +145,23 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor) {
   if (byte_length != expected)
     throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(byte_length) +
                                          " bytes of data, but its type and shape need " + std::to_string(expected));
-  // A copy, made now on the JS thread: the run reads it on a worker thread, and the caller may
-  // transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
   const OrtApi& api = *runtime().api;
+  OrtValue* value = nullptr;
+  // An earlier output fed back (a KV cache) is read in place; `borrowed` keeps its memory alive
+  // through the run even if the caller transfers or drops the buffer meanwhile.
+  if (SharedOutput output = expected > 0 ? find_output(source, expected) : nullptr) {
+    OrtMemoryInfo* cpu = nullptr;
+    check(api.CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &cpu));
+    OrtStatus* status = api.CreateTensorWithDataAsOrtValue(cpu, source, expected, dims.data(), dims.size(), type, &value);
+    api.ReleaseMemoryInfo(cpu);
+    check(status);
+    borrowed.push_back(std::move(output));
+    return value;
+  }
+  // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
+  // caller may transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
   OrtAllocator* allocator = nullptr;
   check(api.GetAllocatorWithDefaultOptions(&allocator));
-  OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
   if (expected > 0) {
     void* target = nullptr;
@@ -181,18 +193,22 @@ Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<c
     throw CodedError("ONEBIT_OUTPUT", "an output has an element type onebit-ep cannot return (" + std::to_string(shape.type) + ")");
   void* data = nullptr;
   if (bytes > 0) check(api.GetTensorMutableData(value, &data));
-  if (bytes == 0 || !wrapped.insert(data).second) {
+  // A second external ArrayBuffer over memory one already wraps would abort V8: an output aliasing
+  // another of this run, or an input read in place, is copied.
+  if (bytes == 0 || !wrapped.insert(data).second || find_output(data, 1)) {
     Napi::ArrayBuffer copy = Napi::ArrayBuffer::New(env, bytes);
     if (bytes > 0) std::memcpy(copy.Data(), data, bytes);
     result.Set("data", copy);
     return result;
   }
-  // The ArrayBuffer owns the OrtValue from here. V8 counts an external ArrayBuffer's bytes itself and
-  // collects it young: reporting them again (napi_adjust_external_memory) set off a full
-  // mark-compact every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
-  OrtValue* owned = value;
-  result.Set("data", Napi::ArrayBuffer::New(env, data, bytes, [owned](Napi::Env, void*) { runtime().api->ReleaseValue(owned); }));
+  // The ArrayBuffer owns the OrtValue from here, with any later run that reads it as an input. V8
+  // counts an external ArrayBuffer's bytes itself and collects it young: reporting them again
+  // (napi_adjust_external_memory) set off a full mark-compact every few decode steps of SmolLM2
+  // (4-15 ms each, ~1/8 of the decode time).
+  SharedOutput owner = share_output(value, data, bytes);
   value = nullptr;
+  auto* holder = new SharedOutput(std::move(owner));
+  result.Set("data", Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; }));
   return result;
 }
 

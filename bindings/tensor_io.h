@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// onnxruntime-common tensors <-> OrtValue. Inputs are copied into ORT-owned tensors when run() is
-// called, so the caller may transfer, detach, overwrite or share its buffers while the run is in
-// flight. Outputs are not copied: each becomes an ArrayBuffer over the memory of its OrtValue, which
-// lives until that ArrayBuffer is collected (a decoder feeding its KV cache back pays no copy out).
+// onnxruntime-common tensors <-> OrtValue. Outputs are not copied: each becomes an ArrayBuffer over
+// the memory of its OrtValue, which lives until that ArrayBuffer is collected. An output fed back as
+// an input (a decoder's KV cache) is read in place, so a decoder step copies nothing in or out; the
+// caller must not write to it until that run resolves. Any other input is copied into an ORT-owned
+// tensor when run() is called, so the caller may transfer, detach, overwrite or share its buffer
+// while the run is in flight.
 #pragma once
 #include <napi.h>
 #include <onnxruntime_c_api.h>
 
 #include <unordered_set>
+#include <vector>
+
+#include "output_memory.h"
 
 namespace onebit::node {
 
 // `tensor` is {type: ONNX element type number, dims: number[], data: TypedArray | string[]}.
 // Throws CodedError("ONEBIT_INPUT") naming `name` if the data does not fit type and dims, or its
-// buffer is detached. A typed array over a SharedArrayBuffer is copied like any other.
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor);
+// buffer is detached. A typed array over a SharedArrayBuffer is copied like any other; one over an
+// earlier output's memory is not, and that output's owner is added to `borrowed`, which must outlive
+// the returned value.
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, std::vector<SharedOutput>& borrowed);
 
 // {type, dims, data: ArrayBuffer | string[]} for an output; {isTensor: false} for non-tensors.
 // Takes `value` (sets it to null) when its ArrayBuffer wraps its memory. `wrapped` holds the data
