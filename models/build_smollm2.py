@@ -43,7 +43,7 @@ import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
-VERSION = 4
+VERSION = 5
 FP32_MODEL = "model-fp32.onnx"
 # The A8W8 QDQ model per activation type: uint8 is built with the folder, int8 when asked for.
 QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}
@@ -111,7 +111,7 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
     quantize_a8w8.quantize(fp32_path, os.path.join(out_dir, QDQ_MODELS["uint8"]), config, calibration, "uint8")
 
     with open(os.path.join(out_dir, "evaluation.txt"), "w") as f:
-        f.write(texts.EVALUATION_TEXT)
+        f.write(texts.EVALUATION_SEPARATOR.join(texts.EVALUATION_PASSAGES))
     manifest = {
         "version": VERSION,
         "name": config.name,

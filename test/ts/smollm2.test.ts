@@ -16,7 +16,7 @@ const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
-const modelDir = path.join(cache, 'smollm2-v4-l2');
+const modelDir = path.join(cache, 'smollm2-v5-l2');
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
@@ -85,14 +85,22 @@ describe('onebit-run --model smollm2', () => {
     expect(report.agreement[0].top1).toBe(1);
     expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
-    expect(readdirSync(cache)).toEqual(['smollm2-v4-l2']); // the cached model folder only: nothing partial
+    expect(readdirSync(cache)).toEqual(['smollm2-v5-l2']); // the cached model folder only: nothing partial
   });
 
-  it('measures quality over the evaluation text: the EP costs no more KL against fp32 than ORT on the same model', () => {
-    const { tokens, comparisons } = report.quality;
-    expect(tokens).toBeGreaterThan(300);
+  it('measures quality over the evaluation passages: the EP costs no more KL against fp32 than ORT on the same model', () => {
+    const { tokens, passages, comparisons } = report.quality;
+    const written = readFileSync(path.join(modelDir, 'evaluation.txt'), 'utf8').split('\n\f\n');
+    expect(passages).toHaveLength(written.length);
+    expect(passages.length).toBeGreaterThanOrEqual(4);
+    expect(tokens).toBe(passages.reduce((n, p) => n + p.tokens, 0));
+    expect(tokens).toBeGreaterThan(1200);
     expect(comparisons.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortFp32', 'ortQdq|ortFp32', 'onebit|ortQdq']);
-    for (const c of comparisons) expect(c.positions).toBe(tokens - 1); // the last token predicts nothing in the text
+    for (const c of comparisons) expect(c.positions).toBe(tokens - passages.length); // each passage's last token predicts nothing
+    // The pooled means are the per-passage means weighted by their positions.
+    const pooled = (arm: 'onebit' | 'ortQdq') => passages.reduce((s, p) => s + p.meanKl[arm] * (p.tokens - 1), 0) / (tokens - passages.length);
+    expect(comparisons[0].meanKl).toBeCloseTo(pooled('onebit'), 12);
+    expect(comparisons[1].meanKl).toBeCloseTo(pooled('ortQdq'), 12);
     const [ours, theirs, between] = comparisons;
     expect(ours.meanKl).toBeGreaterThan(0); // quantization does cost something
     expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
@@ -129,7 +137,7 @@ describe('onebit-run --model smollm2', () => {
     expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
     expect(int8.agreement[0]).toMatchObject({ candidate: 'onebit', reference: 'ortQdq', top1: 1 });
     expect(int8.agreement[0].meanKl).toBeLessThan(1e-3);
-    expect(readdirSync(cache)).toEqual(['smollm2-v4-l2']);
+    expect(readdirSync(cache)).toEqual(['smollm2-v5-l2']);
     expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
   }, 300_000);
@@ -188,7 +196,7 @@ describe('onebit-run --model smollm2', () => {
     };
     const manifest = JSON.parse(readFileSync(path.join(modelDir, 'manifest.json'), 'utf8'));
     const cases: [string[], (dir: string) => void, RegExp][] = [
-      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 4, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v4-l2 and run again/],
+      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 5, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v5-l2 and run again/],
       [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, qdq_models: undefined })), /manifest\.json: no qdq_models listed/],
       [['--prompt-tokens', '40'], (dir) => writeFileSync(path.join(dir, 'evaluation.txt'), ''), /evaluation\.txt is empty: delete /],
     ];

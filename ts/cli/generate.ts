@@ -18,12 +18,15 @@ import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
-import { klRow, peakRssMiB } from './statistics.js';
+import { compare, type ArmName, type Comparison } from './comparison.js';
+import { evaluationPassages, measureQuality, type QualityReport } from './quality.js';
+import { peakRssMiB } from './statistics.js';
+
+export type { ArmName, Comparison } from './comparison.js';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ort = require('onnxruntime-node') as typeof import('onnxruntime-node');
 
-export type ArmName = 'onebit' | 'ortQdq' | 'ortFp32';
 export const ARM_LABELS: Record<ArmName, string> = {
   onebit: 'onebit EP, A8W8 QDQ model',
   ortQdq: "ORT CPU EP, same A8W8 QDQ model",
@@ -37,19 +40,6 @@ export interface ArmSpeed {
   decodeSteps: number;
   decodeMs: number;
   decodeTokensPerS: number;
-}
-
-/** Logits rows of one arm compared with another's, position by position. */
-export interface Comparison {
-  reference: ArmName;
-  candidate: ArmName;
-  positions: number;
-  /** Share of positions where both pick the same token. */
-  top1: number;
-  /** KL(softmax(reference) || softmax(candidate)), mean and max over positions. */
-  meanKl: number;
-  maxKl: number;
-  maxAbsLogitDiff: number;
 }
 
 export interface GenerationReport {
@@ -68,31 +58,13 @@ export interface GenerationReport {
   arms: ArmSpeed[];
   /** Over the generated positions: onebit against ORT's CPU EP on the same model, each QDQ arm against fp32. */
   agreement: Comparison[];
-  /** Teacher-forced over the built-in evaluation text (--quality). */
-  quality: { tokens: number; comparisons: Comparison[] } | null;
+  /** Teacher-forced over the built-in evaluation passages (--quality). */
+  quality: QualityReport | null;
   peakRssMiB: { onebitPhase: number; total: number };
   counters: OnebitCounters;
   /** qdqRuns the counters must show if every projection ran on the EP in every forward pass. */
   expectedQdqRuns: number;
 }
-
-function compare(reference: ArmName, candidate: ArmName, a: Float32Array[], b: Float32Array[], vocab: number): Comparison {
-  let same = 0;
-  let klSum = 0;
-  let maxKl = 0;
-  let maxDiff = 0;
-  for (let i = 0; i < a.length; ++i) {
-    if (argmax(a[i], 0, vocab) === argmax(b[i], 0, vocab)) ++same;
-    const kl = klRow(a[i], b[i], 0, vocab);
-    klSum += kl;
-    maxKl = Math.max(maxKl, kl);
-    for (let j = 0; j < vocab; ++j) maxDiff = Math.max(maxDiff, Math.abs(a[i][j] - b[i][j]));
-  }
-  const n = a.length;
-  return { reference, candidate, positions: n, top1: n ? same / n : 0, meanKl: n ? klSum / n : 0, maxKl, maxAbsLogitDiff: maxDiff };
-}
-
-const rows = (logits: Float32Array, vocab: number) => Array.from({ length: logits.length / vocab }, (_, r) => logits.slice(r * vocab, (r + 1) * vocab));
 
 async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): Promise<InferenceSession> {
   // Errors only: ORT's warning that shape ops stay on the CPU EP is expected for this model.
@@ -188,23 +160,10 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
 
   let quality: GenerationReport['quality'] = null;
   if (args.quality) {
-    const ids = tokenizer.encode(evaluationText(files));
-    const logits: Partial<Record<ArmName, Float32Array[]>> = {};
-    for (const arm of ['onebit', 'ortQdq', 'ortFp32'] as const) {
-      progress.update(`quality: ${ARM_LABELS[arm]} over ${ids.length} tokens`);
-      session = await createSession(arm, files, args);
-      logits[arm] = rows(await new KvDecoder(session, files, ort.Tensor).forward(ids), vocab).slice(0, -1);
-      await session.release();
-    }
+    const passages = evaluationPassages(evaluationText(files));
+    quality = await measureQuality(passages, tokenizer, files, ort.Tensor, (arm) => createSession(arm, files, args),
+      (i, tokens) => progress.update(`quality: passage ${i + 1} of ${passages.length} (${tokens} tokens) through each arm`));
     progress.done();
-    quality = {
-      tokens: ids.length,
-      comparisons: [
-        compare('ortFp32', 'onebit', logits.ortFp32!, logits.onebit!, vocab),
-        compare('ortFp32', 'ortQdq', logits.ortFp32!, logits.ortQdq!, vocab),
-        compare('ortQdq', 'onebit', logits.ortQdq!, logits.onebit!, vocab),
-      ],
-    };
   }
 
   return {

@@ -32,7 +32,13 @@ export function formatGenerationReport(r: GenerationReport): string {
     `  (onebit vs ORT QDQ: ${r.model.activations === 'uint8' ? 'two integer kernels' : "the EP's integer kernel and, for most groups, ORT's DequantizeLinear + float MatMul"} on the same quantized model; vs fp32: what quantization costs)`,
   );
   if (r.quality) {
-    lines.push('', `quality, teacher-forced over the built-in evaluation text (${r.quality.tokens} tokens):`, ...r.quality.comparisons.map((c) => `  ${comparison(c)}`));
+    const q = r.quality;
+    lines.push(
+      '',
+      `quality, teacher-forced over the ${q.passages.length} built-in evaluation passages (${q.tokens} tokens), pooled:`,
+      ...q.comparisons.map((c) => `  ${comparison(c)}`),
+      `  KL mean per passage, onebit / ORT QDQ (against fp32): ${q.passages.map((p) => `${p.meanKl.onebit.toFixed(4)} / ${p.meanKl.ortQdq.toFixed(4)}`).join(', ')}`,
+    );
   }
   const counters = Object.entries(r.counters).map(([k, v]) => `${k}=${v}`).join(' ');
   lines.push(

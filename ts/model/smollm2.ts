@@ -10,7 +10,7 @@ import { OnebitRuntimeError } from '../errors.js';
 import { cacheDir } from './model_cache.js';
 
 /** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
-export const BUILDER_VERSION = 4;
+export const BUILDER_VERSION = 5;
 
 /** Activation types of the A8W8 QDQ models the builder makes (its --activations). */
 export const ACTIVATION_TYPES = ['uint8', 'int8'] as const;
