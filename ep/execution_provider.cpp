@@ -42,7 +42,9 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       if (auto* why = std::get_if<std::string>(&result)) {
         reason = *why;
       } else {
-        const GroupMatch& match = std::get<GroupMatch>(result);
+        GroupMatch& match = std::get<GroupMatch>(result);
+        // Sibling projections of one input: the first claimed runs the shared QuantizeLinear.
+        if (match.quantize_in && claimed.count(match.quantize_in->node)) leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;
           if (plan.w_dynamic) {
@@ -96,7 +98,8 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       GroupPlan plan = pack_group(std::move(source));
       plan.device = std::move(device);
       const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
-      return new FusedKernel(std::move(plan), inputs, session);
+      const KernelOutputs outputs = find_kernel_outputs(fused_node, match.output, match.quantize_in ? match.x : "", plan);
+      return new FusedKernel(std::move(plan), inputs, outputs, session);
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
     } catch (const std::bad_alloc&) {

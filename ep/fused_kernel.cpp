@@ -95,8 +95,9 @@ struct CallActivation {
   ThreadReused<Epilogue> own_epilogue;            // used when the activation scale is per call
 };
 
+// `x_quantized_out`: where a fused QuantizeLinear writes when other nodes read its output too.
 void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
-                     CallActivation& a) {
+                     uint8_t* x_quantized_out, CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
   const void* data = nullptr;
   check(ort().GetTensorData(x, &data));
@@ -114,7 +115,7 @@ void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const
     return;
   }
   if (plan.quantizes_x_static) {
-    uint8_t* quantized = a.quantized->get(count);
+    uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
     quantize_linear(static_cast<const float*>(data), count, plan.q_scale, plan.q_zero_point, quantized);
     a.data = quantized;
   }
@@ -185,6 +186,14 @@ void run_batch(SessionContext& session, FusedGroup& group, const CallSite& site,
   if (session.trace_file) trace_call(*session.trace_file, group, a.M, start_us, call);
 }
 
+void* output_data(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
+  OrtValue* value = nullptr;
+  check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
+  void* data = nullptr;
+  check(ort().GetTensorMutableData(value, &data));
+  return data;
+}
+
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
@@ -195,17 +204,17 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     const WeightDims w = b ? call_operand_dims(plan, shape_of(b)) : WeightDims{plan.batch, plan.K, plan.N};
     const CallShape shape = call_shape(plan, x_shape, w);
     const int64_t M = shape.M;
-    OrtValue* y = nullptr;
-    check(ort().KernelContext_GetOutput(context, 0, shape.y_dims.data(), shape.y_dims.size(), &y));
-    void* y_data = nullptr;
-    check(ort().GetTensorMutableData(y, &y_data));
+    void* y_data = output_data(context, kernel.outputs.y, shape.y_dims);
+    uint8_t* x_quantized_out = nullptr;
+    if (kernel.outputs.x_quantized)
+      x_quantized_out = static_cast<uint8_t*>(output_data(context, *kernel.outputs.x_quantized, x_shape.dims));
 
     CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
       CallActivation x_call;
-      call_activation(kernel, context, x, x_count, x_call);
+      call_activation(kernel, context, x, x_count, x_quantized_out, x_call);
       const Epilogue& epilogue = *x_call.epilogue;
       const bool empty = M == 0 || w.N == 0;  // a non-constant B may have N = 0
       FusedGroup* group = &kernel.plan;
@@ -238,8 +247,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, SessionContext& s)
-    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), session(s) {
+FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, KernelOutputs o, SessionContext& s)
+    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), outputs(o), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

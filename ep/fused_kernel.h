@@ -10,10 +10,11 @@
 namespace onebit {
 
 struct FusedKernel : OrtNodeComputeInfo {
-  FusedKernel(GroupPlan plan, KernelInputs inputs, SessionContext& session);
+  FusedKernel(GroupPlan plan, KernelInputs inputs, KernelOutputs outputs, SessionContext& session);
 
   GroupPlan plan;
   KernelInputs inputs;
+  KernelOutputs outputs;
   SessionContext& session;
 };
 

@@ -42,6 +42,13 @@ std::vector<std::string> input_names(const OrtNode* node) {
   return names;
 }
 
+std::vector<std::string> output_names(const OrtNode* node) {
+  std::vector<std::string> names;
+  for (const OrtValueInfo* out : value_infos(node, &OrtApi::Node_GetNumOutputs, &OrtApi::Node_GetOutputs))
+    names.push_back(value_name(out));
+  return names;
+}
+
 std::optional<int64_t> NodeInfo::int_attr(const char* attr_name) const {
   const OrtOpAttr* attr = attribute(node, attr_name);
   if (attr == nullptr) return std::nullopt;

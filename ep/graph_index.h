@@ -37,6 +37,7 @@ struct ValueType {
 
 // The names of a node's inputs, in order ("" for an absent optional input).
 std::vector<std::string> input_names(const OrtNode* node);
+std::vector<std::string> output_names(const OrtNode* node);
 
 class GraphIndex {
  public:

@@ -56,14 +56,14 @@ std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::strin
   return c;
 }
 
-// The activation's QuantizeLinear, when the group can run it itself: its output feeds this group's
-// DequantizeLinear only, it quantizes a float that changes per call to uint8 with a constant
-// per-tensor scale and zero point. Anything else (a QuantizeLinear shared by sibling groups, int8,
-// per-axis, of a constant) stays where it is; so does one another group ends in
-// (leave_quantize_in, decided over the whole graph).
-void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch& m) {
+// The activation's QuantizeLinear, when the group can run it itself: it quantizes a float that
+// changes per call to uint8 with a constant per-tensor scale and zero point. When its output feeds
+// other nodes too (sibling projections of one input), the group also writes the quantized values
+// out for them. Anything else (int8, per-axis, of a constant) stays where it is; so does one that
+// another group ends in, or that a sibling took first (leave_quantize_in, decided over the whole graph).
+void take_static_quantize(const GraphIndex& g, GroupMatch& m) {
   const NodeInfo* q = g.producer(m.x);
-  if (!is_op(q, "QuantizeLinear") || sole_consumer(g, m.x) != &dq_x || q->int_attr("block_size").value_or(0) != 0) return;
+  if (!is_op(q, "QuantizeLinear") || q->int_attr("block_size").value_or(0) != 0) return;
   if (g.constant(q->input(0)) || g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
   const std::optional<ConstTensor> scale = constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
   if (!scale || !std::isfinite(scale->as_double(0)) || scale->as_double(0) <= 0) return;
@@ -93,7 +93,7 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   m.w_zero_point = dq_w->input(2);
   m.nodes.push_back(dq_x);
   m.nodes.push_back(dq_w);
-  take_static_quantize(g, *dq_x, m);
+  take_static_quantize(g, m);
 }
 
 // A bias value: a float constant, or DequantizeLinear(int32 constant) without a zero point

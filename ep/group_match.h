@@ -6,8 +6,9 @@
 // Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
 // DynamicQuantizeLinear, fused too when all its outputs feed this group only (the kernel then
 // takes the float activation), else left to ORT and its outputs read per call.
-// A QDQ group's activation QuantizeLinear joins it likewise when its output feeds this group only
-// and it quantizes to uint8 with a constant per-tensor scale (else it stays with ORT).
+// A QDQ group's activation QuantizeLinear joins it likewise when it quantizes to uint8 with a
+// constant per-tensor scale (else it stays with ORT); if other nodes read its output too (the
+// q/k/v projections of one normed input), the group writes that output for them.
 // Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
 // packed per call, and the quantize_dynamic chain's two scales may both be per call.
 #pragma once
@@ -47,8 +48,8 @@ bool is_anchor(const NodeInfo& node);
 
 MatchResult match_group(const GraphIndex& graph, const NodeInfo& anchor);
 
-// Leaves the activation's QuantizeLinear to ORT (another group ends in it): the group then takes
-// the quantized activation, as without it.
+// Leaves the activation's QuantizeLinear to ORT or to a sibling (another group ends in it, or took
+// it first): the group then takes the quantized activation, as without it.
 void leave_quantize_in(GroupMatch& m);
 
 }  // namespace onebit

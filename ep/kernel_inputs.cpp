@@ -39,6 +39,25 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
   return inputs;
 }
 
+KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y, const std::string& x_quantized,
+                                  const GroupPlan& plan) {
+  const std::vector<std::string> names = output_names(fused_node);
+  auto index_of = [&](const std::string& name) -> std::optional<size_t> {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return i;
+    return std::nullopt;
+  };
+  KernelOutputs outputs;
+  const std::optional<size_t> y_index = index_of(y);
+  if (!y_index) throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + y + "' is not an output of the fused node");
+  outputs.y = *y_index;
+  if (!x_quantized.empty()) outputs.x_quantized = index_of(x_quantized);
+  if (names.size() != 1 + (outputs.x_quantized ? 1 : 0))
+    throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": the fused node has " + std::to_string(names.size()) +
+                                 " outputs; the group writes '" + y + "'" + (outputs.x_quantized ? " and '" + x_quantized + "'" : ""));
+  return outputs;
+}
+
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index) {
   const OrtValue* value = nullptr;
   check(ort().KernelContext_GetInput(context, index, &value));

@@ -6,9 +6,12 @@
   activation ORT's own QuantizeLinear produces, bit for bit — on random values, on exact .5 ties,
   ±0, values far out of range, ±Inf and NaN (the identity weight makes the output the quantized
   activation itself, dequantized);
-- left with ORT, and the groups still claimed, when the QuantizeLinear feeds two groups (siblings
-  sharing an input), quantizes to int8 or quantizes a constant; one that ends an earlier group (a
-  stack of QDQ groups, or quantize_dynamic's chain) stays in that group.
+- shared by sibling groups (q/k/v of one normed input): the first claimed runs it and writes the
+  quantized activation out for the others (and any other reader), equal to ORT's bit for bit, at
+  rank 2 and 3 and with no rows;
+- left with ORT, and the groups still claimed, when the QuantizeLinear quantizes to int8 or
+  quantizes a constant; one that ends an earlier group (a stack of QDQ groups, or quantize_dynamic's
+  chain) stays in that group.
 """
 from __future__ import annotations
 
@@ -24,9 +27,11 @@ from reference import exact_acc
 K = 24
 
 
-def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.037, weights=None, N=K):
+def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.037, weights=None, N=K, rows=("rows",),
+                        quantized_output=False):
     """x -> QuantizeLinear -> one DequantizeLinear per group -> MatMul with int8 weights (scale 1/64
-    per column); the groups share the QuantizeLinear when n_groups > 1."""
+    per column); the groups share the QuantizeLinear when n_groups > 1. `rows`: x's leading dims;
+    `quantized_output`: the quantized activation is a graph output too."""
     rng = np.random.default_rng(5)
     zp_array = np.array(zp, np.uint8 if q_type == TensorProto.UINT8 else np.int8)
     nodes = [helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["x_q"], name="quantize")]
@@ -38,8 +43,10 @@ def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.03
         nodes += [helper.make_node("DequantizeLinear", ["x_q", "s_x", "z_x"], [f"x_f{i}"], name=f"dq_x{i}"),
                   helper.make_node("DequantizeLinear", [f"w{i}", f"s_w{i}"], [f"w_f{i}"], axis=1, name=f"dq_w{i}"),
                   helper.make_node("MatMul", [f"x_f{i}", f"w_f{i}"], [f"y{i}"], name=f"matmul{i}")]
-        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, ["rows", N]))
-    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", K])], outputs, inits)
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [*rows, N]))
+    if quantized_output:
+        outputs.append(helper.make_tensor_value_info("x_q", q_type, [*rows, K]))
+    return make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, K])], outputs, inits)
 
 
 def ort_quantize(x, scale, zp):
@@ -86,11 +93,25 @@ def test_edge_values_quantize_as_ort_does():
     np.testing.assert_array_equal(ours.outputs[0][0], es.run_cpu(model, {"x": x})[0])
 
 
-def test_a_quantize_feeding_two_groups_stays_with_ort():
-    x = np.random.default_rng(8).standard_normal((4, K)).astype(np.float32)
-    run = es.run_with_ep(quantize_then_group(n_groups=2), {"x": x})
-    assert run.counters["groups"] == 2
-    assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
+def test_a_quantize_shared_by_sibling_groups_runs_in_one_and_feeds_the_others_what_ort_would():
+    rng = np.random.default_rng(8)
+    scale, zp = 0.037, 131
+    for shape, quantized_output in [((9, K), False), ((2, 5, K), True), ((0, K), True)]:
+        x = (rng.standard_normal(shape) * 3).astype(np.float32)
+        if x.size:
+            x.reshape(-1, K)[0, :6] = np.array([0.5, 1.5, -0.5, -2.5, 130.5, -140.5], np.float32) * np.float32(scale)  # ties
+        model = quantize_then_group(n_groups=3, scale=scale, zp=zp, rows=shape[:-1], quantized_output=quantized_output)
+        run = es.run_with_ep(model, {"x": x})
+        assert run.counters["groups"] == 3, shape
+        assert where(run, "QuantizeLinear") == [es.EP_NAME], shape
+        x_q = ort_quantize(x, scale, zp)
+        for i in range(3):
+            w = onnx.numpy_helper.to_array([t for t in model.graph.initializer if t.name == f"w{i}"][0])
+            acc = exact_acc(x_q.reshape(-1, K), np.array(zp), w, None).reshape(*shape[:-1], K)
+            expected = (acc * (np.float64(np.float32(scale)) * np.float64(np.float32(1 / 64)))).astype(np.float32)
+            np.testing.assert_array_equal(run.outputs[0][i], expected, err_msg=f"{shape} group {i}")
+        if quantized_output:
+            np.testing.assert_array_equal(run.outputs[0][3], x_q, err_msg=f"{shape} quantized activation")
 
 
 def test_an_int8_quantize_stays_with_ort():
