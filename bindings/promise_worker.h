@@ -36,18 +36,28 @@ class PromiseWorker : public Napi::AsyncWorker {
   }
 
   void OnOK() override {
-    Napi::Env env = Env();
-    try {
-      deferred_.Resolve(result(env));
-    } catch (const CodedError& e) {
-      deferred_.Reject(to_js_error(env, e).Value());
-    } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
-    }
+    settle([this](Napi::Env env) { deferred_.Resolve(result(env)); });
   }
 
   void OnError(const Napi::Error& error) override {
-    deferred_.Reject(to_js_error(Env(), code_, error.Message()).Value());
+    settle([&](Napi::Env env) { deferred_.Reject(to_js_error(env, code_, error.Message()).Value()); });
+  }
+
+  // Resolves or rejects; a failure to reject too means the environment is going away (a worker
+  // thread terminated mid-run): no JS is left to tell, and a throw here would abort the process.
+  template <class Settle>
+  void settle(Settle&& settle_promise) {
+    Napi::Env env = Env();
+    try {
+      try {
+        settle_promise(env);
+      } catch (const CodedError& e) {
+        deferred_.Reject(to_js_error(env, e).Value());
+      } catch (const Napi::Error& e) {
+        deferred_.Reject(e.Value());
+      }
+    } catch (const Napi::Error&) {
+    }
   }
 
   Napi::Promise::Deferred deferred_;

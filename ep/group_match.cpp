@@ -61,9 +61,12 @@ std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::strin
 // other nodes too (sibling projections of one input), the group also writes the quantized values
 // out for them. Anything else (int8, per-axis, of a constant) stays where it is; so does one that
 // another group ends in, or that a sibling took first (leave_quantize_in, decided over the whole graph).
-void take_static_quantize(const GraphIndex& g, GroupMatch& m) {
+// With a non-constant B only a QuantizeLinear feeding this group alone is taken: its output could
+// reach B too (x·xᵀ), directly or through ORT's nodes, and the fused node would depend on itself.
+void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch& m) {
   const NodeInfo* q = g.producer(m.x);
   if (!is_op(q, "QuantizeLinear") || q->int_attr("block_size").value_or(0) != 0) return;
+  if (m.w_dynamic && sole_consumer(g, m.x) != &dq_x) return;
   if (g.constant(q->input(0)) || g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
   const std::optional<ConstTensor> scale = constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
   if (!scale || !std::isfinite(scale->as_double(0)) || scale->as_double(0) <= 0) return;
@@ -93,7 +96,7 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   m.w_zero_point = dq_w->input(2);
   m.nodes.push_back(dq_x);
   m.nodes.push_back(dq_w);
-  take_static_quantize(g, m);
+  take_static_quantize(g, *dq_x, m);
 }
 
 // A bias value: a float constant, or DequantizeLinear(int32 constant) without a zero point

@@ -8,7 +8,8 @@
 // takes the float activation), else left to ORT and its outputs read per call.
 // A QDQ group's activation QuantizeLinear joins it likewise when it quantizes to uint8 with a
 // constant per-tensor scale (else it stays with ORT); if other nodes read its output too (the
-// q/k/v projections of one normed input), the group writes that output for them.
+// q/k/v projections of one normed input), the group writes that output for them (only with a
+// constant B: a non-constant one could depend on that output).
 // Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
 // packed per call, and the quantize_dynamic chain's two scales may both be per call.
 #pragma once

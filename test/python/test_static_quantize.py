@@ -171,3 +171,30 @@ def test_a_quantize_of_a_constant_stays_with_ort():
     assert run.counters["groups"] == 1
     assert where(run, "QuantizeLinear") == ["CPUExecutionProvider"]
     np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(model, feeds, level=level)[0], rtol=0, atol=1e-4)
+
+
+def test_a_quantize_whose_output_also_reaches_b_stays_with_ort(monkeypatch):
+    """x·xᵀ-like groups (ONEBIT_ACTIVATION_MATMULS=all claims them): the QuantizeLinear's output feeds
+    the activation and, directly or through ORT's nodes, the non-constant B. Taking it would make
+    the fused node read its own output; the group is claimed without it, as before."""
+    monkeypatch.setenv("ONEBIT_ACTIVATION_MATMULS", "all")
+    n = 32
+    direct = [helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["b"])]
+    through_ort = [helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["bt"]),
+                   helper.make_node("Transpose", ["bt"], ["bf"]),
+                   helper.make_node("QuantizeLinear", ["bf", "s", "z"], ["bq"]),
+                   helper.make_node("DequantizeLinear", ["bq", "s", "z"], ["b"])]
+    x = np.random.default_rng(12).standard_normal((n, n)).astype(np.float32)
+    level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for name, b_nodes in [("direct", direct), ("through ORT", through_ort)]:
+        nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["x_q"], name="quantize"),
+                 helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["a"]), *b_nodes,
+                 helper.make_node("MatMul", ["a", "b"], ["y"])]
+        model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
+                           [init("s", np.array(0.037, np.float32)), init("z", np.array(131, np.uint8))])
+        run = es.run_with_ep(model, {"x": x}, level=level)
+        assert run.counters["groups"] == 1, name
+        assert ("quantize", "QuantizeLinear") in run.assignment["CPUExecutionProvider"], name
+        np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(model, {"x": x}, level=level)[0], rtol=0, atol=1e-4,
+                                   err_msg=name)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Inputs are safe whatever the caller does with their buffers while a run is in flight: the addon
-// copies numeric inputs when run() is called, so a transferred (detached) or overwritten buffer
-// cannot change or crash the run. A buffer detached before run() is a typed error; a
+// copies numeric inputs when run() is called (all but earlier outputs fed back, which it reads in
+// place: output_buffers.test.ts), so a transferred (detached) or overwritten buffer cannot change
+// or crash the run. A buffer detached before run() is a typed error; a
 // SharedArrayBuffer input works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

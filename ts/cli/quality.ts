@@ -13,7 +13,7 @@ import { ComparisonTally, type ArmName, type Comparison } from './comparison.js'
 
 /** The cached evaluation.txt holds its passages separated by a form feed on its own line. */
 export function evaluationPassages(text: string): string[] {
-  return text.split('\n\f\n').map((p) => p.trim()).filter((p) => p !== '');
+  return text.replace(/\r\n/g, '\n').split('\n\f\n').map((p) => p.trim()).filter((p) => p !== '');
 }
 
 export interface PassageQuality {
@@ -47,6 +47,9 @@ export async function measureQuality(
   const report: QualityReport = { tokens: 0, passages: [], comparisons: [] };
   for (const [index, passage] of passages.entries()) {
     const ids = tokenizer.encode(passage);
+    if (ids.length < 2)
+      throw new OnebitRuntimeError(`${files.evaluationText}: evaluation passage ${index + 1} is ${ids.length} token long, so it predicts nothing; ` +
+        `delete ${files.dir} and run again to rebuild it`);
     onPassage(index, ids.length);
     const rows: Partial<Record<ArmName, Float32Array[]>> = {};
     for (const arm of ARMS) {
