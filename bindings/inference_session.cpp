@@ -7,6 +7,7 @@
 
 #include "js_error.h"
 #include "promise_worker.h"
+#include "run_threads.h"
 #include "session_config.h"
 #include "tensor_io.h"
 
@@ -179,8 +180,10 @@ class RunWorker : public PromiseWorker {
     std::vector<const char*> in_names, out_names;
     for (const auto& n : input_names_) in_names.push_back(n.c_str());
     for (const auto& n : output_names_) out_names.push_back(n.c_str());
-    check(runtime().api->Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
-                             inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data()));
+    on_run_thread([&] {
+      check(runtime().api->Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
+                               inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data()));
+    });
   }
 
   Napi::Value result(Napi::Env env) override {
