@@ -7,6 +7,7 @@
 
 #include "js_error.h"
 #include "promise_worker.h"
+#include "addon_data.h"
 #include "run_threads.h"
 #include "session_config.h"
 #include "tensor_io.h"
@@ -145,19 +146,29 @@ struct OwnedRunOptions {
   ~OwnedRunOptions() { runtime().api->ReleaseRunOptions(options); }
 };
 
+// The name of metadata entry `index` (a JS number), or an ONEBIT_INPUT error.
+const std::string& metadata_name(const std::vector<ValueMetadata>& all, const Napi::Value& index, const char* what) {
+  const double i = index.IsNumber() ? index.As<Napi::Number>().DoubleValue() : -1;
+  if (!(i >= 0 && i < static_cast<double>(all.size())) || i != static_cast<double>(static_cast<size_t>(i)))
+    throw CodedError("ONEBIT_INPUT", std::string("run(): no ") + what + " at index " + index.ToString().Utf8Value());
+  return all[static_cast<size_t>(i)].name;
+}
+
 class RunWorker : public PromiseWorker {
  public:
-  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Object& feeds, const Napi::Array& output_names,
-            const Napi::Object& run_options)
+  // Inputs and outputs by their index in the session's metadata (no names cross the boundary).
+  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Array& input_indices, const Napi::Array& inputs,
+            const Napi::Array& output_indices, const Napi::Object& run_options)
       : PromiseWorker(env), native_(std::move(native)) {
     const OrtApi& api = *runtime().api;
     // Members are built before this body runs; inputs_ and run_options_ clean up if it throws.
-    Napi::Array names = feeds.GetPropertyNames();
-    for (uint32_t i = 0; i < names.Length(); ++i) {
-      input_names_.push_back(names.Get(i).ToString().Utf8Value());
-      inputs_.values.push_back(input_value(input_names_.back(), feeds.Get(input_names_.back()).As<Napi::Object>(), borrowed_));
+    const PropertyKeys keys = property_keys(env);
+    for (uint32_t i = 0; i < input_indices.Length(); ++i) {
+      input_names_.push_back(&metadata_name(native_->inputs, input_indices.Get(i), "input"));
+      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, borrowed_));
     }
-    for (uint32_t i = 0; i < output_names.Length(); ++i) output_names_.push_back(output_names.Get(i).ToString().Utf8Value());
+    for (uint32_t i = 0; i < output_indices.Length(); ++i)
+      output_names_.push_back(&metadata_name(native_->outputs, output_indices.Get(i), "output"));
     outputs_.values.assign(output_names_.size(), nullptr);
 
     Napi::Value severity = run_options.Get("logSeverityLevel");
@@ -178,25 +189,27 @@ class RunWorker : public PromiseWorker {
  protected:
   void work() override {
     std::vector<const char*> in_names, out_names;
-    for (const auto& n : input_names_) in_names.push_back(n.c_str());
-    for (const auto& n : output_names_) out_names.push_back(n.c_str());
+    for (const std::string* n : input_names_) in_names.push_back(n->c_str());
+    for (const std::string* n : output_names_) out_names.push_back(n->c_str());
     on_run_thread([&] {
       check(runtime().api->Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
                                inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data()));
     });
   }
 
+  // The outputs in the order asked for.
   Napi::Value result(Napi::Env env) override {
-    Napi::Object results = Napi::Object::New(env);
+    Napi::Array results = Napi::Array::New(env, outputs_.values.size());
     std::unordered_set<const void*> wrapped;
+    const PropertyKeys keys = property_keys(env);
     for (size_t i = 0; i < outputs_.values.size(); ++i)
-      results.Set(output_names_[i], output_object(env, outputs_.values[i], wrapped));
+      results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
     return results;
   }
 
  private:
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
-  std::vector<std::string> input_names_, output_names_;
+  std::vector<const std::string*> input_names_, output_names_;  // in native_'s metadata
   std::vector<SharedOutput> borrowed_;  // earlier outputs read in place: released after inputs_
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;
@@ -218,12 +231,12 @@ Napi::Function InferenceSession::define(Napi::Env env) {
                                     InstanceMethod<&InferenceSession::end_profiling>("endProfiling"),
                                     InstanceAccessor<&InferenceSession::input_metadata>("inputMetadata"),
                                     InstanceAccessor<&InferenceSession::output_metadata>("outputMetadata")});
-  env.SetInstanceData(new Napi::FunctionReference(Napi::Persistent(cls)));
+  init_addon_data(env, cls);
   return cls;
 }
 
 Napi::Object InferenceSession::wrap(Napi::Env env, std::shared_ptr<NativeSession> native) {
-  Napi::Object object = env.GetInstanceData<Napi::FunctionReference>()->New({});
+  Napi::Object object = session_class(env).New({});
   InferenceSession* session = Unwrap(object);
   session->final_counters_ = native->final_counters;
   session->native_ = std::move(native);
@@ -241,8 +254,8 @@ Napi::Value InferenceSession::run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   live(env);
   return queue_worker(env, [&] {
-    return new RunWorker(env, native_, info[0].As<Napi::Object>(), info[1].As<Napi::Array>(),
-                         info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env));
+    return new RunWorker(env, native_, info[0].As<Napi::Array>(), info[1].As<Napi::Array>(), info[2].As<Napi::Array>(),
+                         info[3].IsObject() ? info[3].As<Napi::Object>() : Napi::Object::New(env));
   });
 }
 

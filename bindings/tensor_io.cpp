@@ -119,10 +119,11 @@ Napi::Array string_output(Napi::Env env, const OrtValue* value, size_t count) {
 
 }  // namespace
 
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, std::vector<SharedOutput>& borrowed) {
-  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get("type").As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims = read_dims(name, tensor.Get("dims").As<Napi::Array>());
-  Napi::Value data = tensor.Get("data");
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                      std::vector<SharedOutput>& borrowed) {
+  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
+  const std::vector<int64_t> dims = read_dims(name, tensor.Get(keys.dims).As<Napi::Array>());
+  Napi::Value data = tensor.Get(keys.data);
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
 
   const size_t expected = byte_size(type, element_count(dims));
@@ -173,19 +174,20 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, std::
   return value;
 }
 
-Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<const void*>& wrapped) {
+Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& value,
+                           std::unordered_set<const void*>& wrapped) {
   const OrtApi& api = *runtime().api;
   Napi::Object result = Napi::Object::New(env);
   int is_tensor = 0;
   check(api.IsTensor(value, &is_tensor));
-  result.Set("isTensor", Napi::Boolean::New(env, is_tensor != 0));
+  result.Set(keys.is_tensor, Napi::Boolean::New(env, is_tensor != 0));
   if (!is_tensor) return result;
   const TypeAndShape shape = type_and_shape(value);
   const size_t count = element_count(shape.dims);
-  result.Set("type", Napi::Number::New(env, shape.type));
-  result.Set("dims", dims_array(env, shape.dims));
+  result.Set(keys.type, Napi::Number::New(env, shape.type));
+  result.Set(keys.dims, dims_array(env, shape.dims));
   if (shape.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
-    result.Set("data", string_output(env, value, count));
+    result.Set(keys.data, string_output(env, value, count));
     return result;
   }
   const size_t bytes = byte_size(shape.type, count);
@@ -198,7 +200,7 @@ Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<c
   if (bytes == 0 || !wrapped.insert(data).second || find_output(data, 1)) {
     Napi::ArrayBuffer copy = Napi::ArrayBuffer::New(env, bytes);
     if (bytes > 0) std::memcpy(copy.Data(), data, bytes);
-    result.Set("data", copy);
+    result.Set(keys.data, copy);
     return result;
   }
   // The ArrayBuffer owns the OrtValue from here, with any later run that reads it as an input. V8
@@ -208,7 +210,7 @@ Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<c
   SharedOutput owner = share_output(value, data, bytes);
   value = nullptr;
   auto* holder = new SharedOutput(std::move(owner));
-  result.Set("data", Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; }));
+  result.Set(keys.data, Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; }));
   return result;
 }
 

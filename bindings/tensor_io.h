@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "output_memory.h"
+#include "addon_data.h"
 
 namespace onebit::node {
 
@@ -21,12 +22,14 @@ namespace onebit::node {
 // buffer is detached. A typed array over a SharedArrayBuffer is copied like any other; one over an
 // earlier output's memory is not, and that output's owner is added to `borrowed`, which must outlive
 // the returned value.
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, std::vector<SharedOutput>& borrowed);
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                      std::vector<SharedOutput>& borrowed);
 
 // {type, dims, data: ArrayBuffer | string[]} for an output; {isTensor: false} for non-tensors.
 // Takes `value` (sets it to null) when its ArrayBuffer wraps its memory. `wrapped` holds the data
 // pointers already wrapped for this run: V8 aborts on two external ArrayBuffers over one address,
 // so an output sharing another's memory is copied instead.
-Napi::Object output_object(Napi::Env env, OrtValue*& value, std::unordered_set<const void*>& wrapped);
+Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& value,
+                           std::unordered_set<const void*>& wrapped);
 
 }  // namespace onebit::node

@@ -38,7 +38,8 @@ export interface NativeRunOptions {
 export interface NativeSession {
   readonly inputMetadata: NativeValueMetadata[];
   readonly outputMetadata: NativeValueMetadata[];
-  run(feeds: Record<string, NativeTensor>, outputNames: string[], options: NativeRunOptions): Promise<Record<string, NativeOutput>>;
+  /** Inputs and outputs by their index in inputMetadata / outputMetadata; the outputs come back in the order asked for. */
+  run(inputIndices: number[], inputs: NativeTensor[], outputIndices: number[], options: NativeRunOptions): Promise<NativeOutput[]>;
   dispose(): void;
   counters(): Record<string, number>;
   endProfiling(): string;

@@ -5,9 +5,9 @@ import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandl
 
 import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
-import { fromNativeError, OnebitError, OnebitSessionDisposedError } from './errors.js';
+import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
 import { nativeFeed } from './feeds.js';
-import type { NativeOutput, NativeRunOptions, NativeSession, NativeValueMetadata } from './native.js';
+import type { NativeOutput, NativeRunOptions, NativeSession, NativeTensor, NativeValueMetadata } from './native.js';
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
   if (!raw.isTensor) return { name: raw.name, isTensor: false };
@@ -36,6 +36,8 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
   readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
   #native: NativeSession;
+  #inputIndex: Map<string, number>;
+  #outputIndex: Map<string, number>;
   #disposed = false;
 
   constructor(native: NativeSession) {
@@ -44,6 +46,8 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
     this.outputMetadata = native.outputMetadata.map(valueMetadata);
     this.inputNames = this.inputMetadata.map((m) => m.name);
     this.outputNames = this.outputMetadata.map((m) => m.name);
+    this.#inputIndex = new Map(this.inputNames.map((n, i) => [n, i]));
+    this.#outputIndex = new Map(this.outputNames.map((n, i) => [n, i]));
   }
 
   async run(
@@ -52,19 +56,28 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
     options: InferenceSession.RunOptions = {},
   ): Promise<SessionHandler.ReturnType> {
     this.#checkLive();
-    const nativeFeeds: Record<string, ReturnType<typeof nativeFeed>> = {};
-    for (const [name, value] of Object.entries(feeds))
-      nativeFeeds[name] = nativeFeed(name, value, this.inputMetadata.find((m) => m.name === name), this.inputNames);
+    const inputIndices: number[] = [];
+    const inputs: NativeTensor[] = [];
+    for (const [name, value] of Object.entries(feeds)) {
+      const index = this.#inputIndex.get(name);
+      inputs.push(nativeFeed(name, value, index === undefined ? undefined : this.inputMetadata[index], this.inputNames));
+      inputIndices.push(index!);
+    }
     // Pre-allocated outputs are not filled in place: every requested output comes back as a new tensor.
     const outputNames = Object.keys(fetches).length > 0 ? Object.keys(fetches) : [...this.outputNames];
-    let raw: Record<string, NativeOutput>;
+    const outputIndices = outputNames.map((name) => {
+      const index = this.#outputIndex.get(name);
+      if (index === undefined) throw new OnebitInputError(`the model has no output named '${name}'; its outputs are: ${this.outputNames.map((n) => `'${n}'`).join(', ')}`);
+      return index;
+    });
+    let raw: NativeOutput[];
     try {
-      raw = await this.#native.run(nativeFeeds, outputNames, nativeRunOptions(options));
+      raw = await this.#native.run(inputIndices, inputs, outputIndices, nativeRunOptions(options));
     } catch (error) {
       throw fromNativeError(error);
     }
     const results: SessionHandler.ReturnType = {};
-    for (const name of outputNames) results[name] = outputValue(name, raw[name]);
+    outputNames.forEach((name, i) => (results[name] = outputValue(name, raw[i])));
     return results;
   }
 
