@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "execution_provider.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <set>
@@ -19,6 +20,11 @@ namespace {
 OnebitEp& self(OrtEp* ep) { return *static_cast<OnebitEp*>(ep); }
 
 const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
+
+bool returns_dynamic_quantization(const GraphIndex& graph, const NodeInfo& quantizer) {
+  return quantizer.op_type == "DynamicQuantizeLinear" &&
+         std::any_of(quantizer.outputs.begin(), quantizer.outputs.end(), [&](const std::string& v) { return graph.is_graph_output(v); });
+}
 
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
 OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
@@ -43,8 +49,11 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
         reason = *why;
       } else {
         GroupMatch& match = std::get<GroupMatch>(result);
-        // Sibling projections of one input: the first claimed runs the shared QuantizeLinear.
-        if (match.quantize_in && claimed.count(match.quantize_in->node)) leave_quantize_in(match);
+        // Sibling projections of one input: the first claimed runs the shared (Dynamic)QuantizeLinear.
+        // A DynamicQuantizeLinear whose outputs the model returns stays with ORT, so they stay ORT's
+        // values (ours differ for a NaN input, README).
+        if (match.quantize_in && (claimed.count(match.quantize_in->node) || returns_dynamic_quantization(index, *match.quantize_in)))
+          leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;
           if (plan.w_dynamic) {
@@ -98,7 +107,8 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       GroupPlan plan = pack_group(std::move(source));
       plan.device = std::move(device);
       const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
-      const KernelOutputs outputs = find_kernel_outputs(fused_node, match.output, match.quantize_in ? match.x : "", plan);
+      const KernelOutputs outputs = find_kernel_outputs(
+          fused_node, match.output, match.quantize_in ? match.quantize_in->outputs : std::vector<std::string>{}, plan);
       return new FusedKernel(std::move(plan), inputs, outputs, session);
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());

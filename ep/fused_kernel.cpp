@@ -83,6 +83,14 @@ CallShape call_shape(const GroupPlan& plan, const TensorShape& x, const WeightDi
   return shape;
 }
 
+void* output_data(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
+  OrtValue* value = nullptr;
+  check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
+  void* data = nullptr;
+  check(ort().GetTensorMutableData(value, &data));
+  return data;
+}
+
 // This call's quantized activation, zero points and epilogue: the compiled ones, or those of a
 // quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL). The
 // quantized values and the epilogue live in this thread's reused scratch.
@@ -95,7 +103,7 @@ struct CallActivation {
   ThreadReused<Epilogue> own_epilogue;            // used when the activation scale is per call
 };
 
-// `x_quantized_out`: where a fused QuantizeLinear writes when other nodes read its output too.
+// `x_quantized_out`: where a fused (Dynamic)QuantizeLinear writes when other nodes read its output too.
 void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
                      uint8_t* x_quantized_out, CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
@@ -106,8 +114,11 @@ void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const
   a.w_zero_point = plan.w_zero_point;
   a.epilogue = &plan.epilogue;
   if (plan.quantizes_x) {
-    uint8_t* quantized = a.quantized->get(count);
+    uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
     const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, quantized);
+    const KernelOutputs& out = kernel.outputs;
+    if (out.x_scale) *static_cast<float*>(output_data(context, *out.x_scale, {})) = q.scale;
+    if (out.x_zero_point) *static_cast<uint8_t*>(output_data(context, *out.x_zero_point, {})) = static_cast<uint8_t>(q.zero_point);
     a.data = quantized;
     a.zero_point = q.zero_point;
     epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
@@ -184,14 +195,6 @@ void run_batch(SessionContext& session, FusedGroup& group, const CallSite& site,
         "onebit: " + group.name + ": device call failed, ran on the host: " + call.device_error);
   count_call(session.counters, call);
   if (session.trace_file) trace_call(*session.trace_file, group, a.M, start_us, call);
-}
-
-void* output_data(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
-  OrtValue* value = nullptr;
-  check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
-  void* data = nullptr;
-  check(ort().GetTensorMutableData(value, &data));
-  return data;
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {

@@ -172,12 +172,14 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
   match_tail(g, m, mul->outputs.at(0));
   if (m.w_dynamic) return;  // both operands' DynamicQuantizeLinears stay with ORT
-  // Its DynamicQuantizeLinear joins the group when nothing else reads its outputs.
+  // Its DynamicQuantizeLinear joins the group; if other nodes read its outputs too, the group writes
+  // them out (a sibling that took it first, or a model that returns them, leaves it to ORT:
+  // leave_quantize_in, decided over the whole graph).
   const NodeInfo* dql = g.producer(m.x);
   if (is_op(dql, "DynamicQuantizeLinear") && dql->outputs.size() == 3 && dql->outputs[1] == m.x_scale &&
-      dql->outputs[2] == m.x_zero_point && sole_consumer(g, m.x) == m.anchor &&
-      sole_consumer(g, m.x_zero_point) == m.anchor && sole_consumer(g, m.x_scale) == scales_mul) {
+      dql->outputs[2] == m.x_zero_point) {
     m.x_float = dql->input(0);
+    m.quantize_in = dql;
     m.nodes.push_back(dql);
   }
 }

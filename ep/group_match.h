@@ -4,8 +4,9 @@
 // the values themselves are checked by read_group (group_plan.h).
 // DynamicMatMulInteger is quantize_dynamic's chain, MatMulInteger → Cast(float) →
 // Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
-// DynamicQuantizeLinear, fused too when all its outputs feed this group only (the kernel then
-// takes the float activation), else left to ORT and its outputs read per call.
+// DynamicQuantizeLinear, fused too (the kernel then takes the float activation; with a constant B
+// only); when other groups read its outputs too (Q/K/V), the first claimed writes them out for them,
+// and the others read them per call.
 // A QDQ group's activation QuantizeLinear joins it likewise when it quantizes to uint8 with a
 // constant per-tensor scale (else it stays with ORT); if other nodes read its output too (the
 // q/k/v projections of one normed input), the group writes that output for them (only with a
@@ -29,7 +30,7 @@ struct GroupMatch {
   std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
-  const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear (input x_float), if fused
+  const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear or DynamicQuantizeLinear (input x_float), if fused
   const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
   std::string w, w_scale, w_zero_point;  // the weight (B)
   bool w_dynamic = false;                // B is not a constant: it changes per call

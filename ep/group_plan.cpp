@@ -105,7 +105,7 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
     require(t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x_float + "' has type " + type_name(t));
   }
-  if (m.quantize_in != nullptr) {  // a fused QuantizeLinear: uint8 with constant parameters
+  if (m.quantize_in != nullptr && m.quantize_in->op_type == "QuantizeLinear") {  // uint8 with constant parameters
     require(plan.x_type == QType::Uint8, "the fused QuantizeLinear of '" + m.x_float + "' does not produce uint8");
     plan.quantizes_x_static = true;
     plan.q_scale = static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));

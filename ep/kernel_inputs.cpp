@@ -39,8 +39,8 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
   return inputs;
 }
 
-KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y, const std::string& x_quantized,
-                                  const GroupPlan& plan) {
+KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y,
+                                  const std::vector<std::string>& quantizer_outputs, const GroupPlan& plan) {
   const std::vector<std::string> names = output_names(fused_node);
   auto index_of = [&](const std::string& name) -> std::optional<size_t> {
     for (size_t i = 0; i < names.size(); ++i)
@@ -51,10 +51,13 @@ KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& 
   const std::optional<size_t> y_index = index_of(y);
   if (!y_index) throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + y + "' is not an output of the fused node");
   outputs.y = *y_index;
-  if (!x_quantized.empty()) outputs.x_quantized = index_of(x_quantized);
-  if (names.size() != 1 + (outputs.x_quantized ? 1 : 0))
+  std::optional<size_t>* slots[] = {&outputs.x_quantized, &outputs.x_scale, &outputs.x_zero_point};
+  size_t written = 1;
+  for (size_t i = 0; i < quantizer_outputs.size() && i < 3; ++i)
+    if ((*slots[i] = index_of(quantizer_outputs[i]))) ++written;
+  if (names.size() != written)
     throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": the fused node has " + std::to_string(names.size()) +
-                                 " outputs; the group writes '" + y + "'" + (outputs.x_quantized ? " and '" + x_quantized + "'" : ""));
+                                 " outputs; the group writes " + std::to_string(written));
   return outputs;
 }
 

@@ -31,20 +31,22 @@ struct KernelInputs {
   std::optional<size_t> w_zero_point;  // its per-call zero point (B's type, one element)
 };
 
-// Kernel output indices, in the fused node's order: y, and the quantized activation when the group
-// runs a QuantizeLinear whose output other nodes read too.
+// Kernel output indices, in the fused node's order: y, and what the group's QuantizeLinear or
+// DynamicQuantizeLinear produces when other nodes read it too (the quantized activation; the
+// DynamicQuantizeLinear's scale and zero point).
 struct KernelOutputs {
   size_t y = 0;
-  std::optional<size_t> x_quantized;
+  std::optional<size_t> x_quantized, x_scale, x_zero_point;
 };
 
 // Throws OrtError if a value the plan reads per call is not among the fused node's inputs.
 KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
                                 const GroupPlan& plan);
 
-// `x_quantized` is the fused QuantizeLinear's output ("" without one): an output only if read outside.
-KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y, const std::string& x_quantized,
-                                  const GroupPlan& plan);
+// `quantizer_outputs`: the fused QuantizeLinear's output, or the DynamicQuantizeLinear's three (none
+// without one); each is a kernel output only if something outside reads it.
+KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y,
+                                  const std::vector<std::string>& quantizer_outputs, const GroupPlan& plan);
 
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
 
