@@ -21,9 +21,19 @@ OnebitEp& self(OrtEp* ep) { return *static_cast<OnebitEp*>(ep); }
 
 const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
 
-bool returns_dynamic_quantization(const GraphIndex& graph, const NodeInfo& quantizer) {
-  return quantizer.op_type == "DynamicQuantizeLinear" &&
-         std::any_of(quantizer.outputs.begin(), quantizer.outputs.end(), [&](const std::string& v) { return graph.is_graph_output(v); });
+// True for a DynamicQuantizeLinear whose outputs reach anything but quantize_dynamic chains (their
+// MatMulIntegers and scale Muls): those readers keep ORT's values, which differ from ours for a NaN
+// input (README).
+bool dynamic_quantization_read_elsewhere(const GraphIndex& graph, const NodeInfo& quantizer) {
+  if (quantizer.op_type != "DynamicQuantizeLinear") return false;
+  const char* chain_op[] = {"MatMulInteger", "Mul", "MatMulInteger"};  // for x_q, x_scale, x_zero_point
+  for (size_t i = 0; i < quantizer.outputs.size() && i < 3; ++i) {
+    const std::string& value = quantizer.outputs[i];
+    if (graph.is_graph_output(value)) return true;
+    for (const NodeInfo* reader : graph.consumers(value))
+      if (reader->op_type != chain_op[i]) return true;
+  }
+  return false;
 }
 
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
@@ -50,9 +60,8 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       } else {
         GroupMatch& match = std::get<GroupMatch>(result);
         // Sibling projections of one input: the first claimed runs the shared (Dynamic)QuantizeLinear.
-        // A DynamicQuantizeLinear whose outputs the model returns stays with ORT, so they stay ORT's
-        // values (ours differ for a NaN input, README).
-        if (match.quantize_in && (claimed.count(match.quantize_in->node) || returns_dynamic_quantization(index, *match.quantize_in)))
+        if (match.quantize_in &&
+            (claimed.count(match.quantize_in->node) || dynamic_quantization_read_elsewhere(index, *match.quantize_in)))
           leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;

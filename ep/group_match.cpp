@@ -173,8 +173,8 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   match_tail(g, m, mul->outputs.at(0));
   if (m.w_dynamic) return;  // both operands' DynamicQuantizeLinears stay with ORT
   // Its DynamicQuantizeLinear joins the group; if other nodes read its outputs too, the group writes
-  // them out (a sibling that took it first, or a model that returns them, leaves it to ORT:
-  // leave_quantize_in, decided over the whole graph).
+  // them out (a sibling that took it first, or other readers of its outputs than quantize_dynamic
+  // chains, leave it to ORT: leave_quantize_in, decided over the whole graph).
   const NodeInfo* dql = g.producer(m.x);
   if (is_op(dql, "DynamicQuantizeLinear") && dql->outputs.size() == 3 && dql->outputs[1] == m.x_scale &&
       dql->outputs[2] == m.x_zero_point) {

@@ -6,7 +6,7 @@
 // Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
 // DynamicQuantizeLinear, fused too (the kernel then takes the float activation; with a constant B
 // only); when other groups read its outputs too (Q/K/V), the first claimed writes them out for them,
-// and the others read them per call.
+// and the others read them per call. One read by anything else stays with ORT.
 // A QDQ group's activation QuantizeLinear joins it likewise when it quantizes to uint8 with a
 // constant per-tensor scale (else it stays with ORT); if other nodes read its output too (the
 // q/k/v projections of one normed input), the group writes that output for them (only with a

@@ -23,7 +23,9 @@ function checkShape(name: string, dims: readonly number[], expected: readonly (n
 
 export function nativeFeed(name: string, value: OnnxValue, metadata: InferenceSession.ValueMetadata | undefined, inputNames: readonly string[]): NativeTensor {
   if (!metadata)
-    throw new OnebitInputError(`the model has no input named '${name}'; its inputs are: ${inputNames.map((n) => `'${n}'`).join(', ')}`);
+    throw new OnebitInputError(inputNames.length === 0
+      ? `the model takes no inputs, but input '${name}' was given`
+      : `the model has no input named '${name}'; its inputs are: ${inputNames.map((n) => `'${n}'`).join(', ')}`);
   const tensor = value as Tensor;
   if (tensor === null || typeof tensor !== 'object' || !('type' in tensor) || !('dims' in tensor))
     throw new OnebitInputError(`input '${name}' must be an onnxruntime Tensor`);

@@ -116,8 +116,8 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     on_ep = {name for name, op in run.ep_nodes() if op == "MatMulInteger"}
     assert on_ep == {n.name for n in qmodel.graph.node if n.op_type == "MatMulInteger"}, run.assignment
     # Every DynamicQuantizeLinear runs on the EP: fused into its group, or, shared by several, into the
-    # first claimed, which writes its outputs for the others; one whose outputs the model returns
-    # stays with ORT.
+    # first claimed, which writes its outputs for the others; one whose outputs anything but
+    # quantize_dynamic chains reads (here: the model returns them) stays with ORT.
     graph_outputs = {o.name for o in qmodel.graph.output}
     for dql in (n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear"):
         ours = not graph_outputs.intersection(dql.output)
@@ -384,3 +384,27 @@ def test_encoder_every_group_on_ep(ep_lib, tmp_path):
     record_measurement(f"dynamic encoder: EP vs ORT CPU cosine min {cos.min():.7f}, "
                        f"max |diff| {np.abs(ep_y - cpu_y).max():.3g}")
     assert cos.min() >= 0.99999, cos
+
+
+def test_a_dql_read_by_other_nodes_stays_with_ort(ep_lib, tmp_path):
+    """A DynamicQuantizeLinear whose outputs other nodes read (here Identity and Cast, then model
+    outputs) stays with ORT, so those readers get ORT's values even where the EP's DQL would differ
+    (a NaN input); the group still runs on the EP, reading them per call."""
+    qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
+    dql = next(n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear")
+    x_q, x_scale, x_zp = dql.output
+    qmodel.graph.node.extend([helper.make_node("Identity", [x_scale], ["scale_copy"]),
+                              helper.make_node("Identity", [x_q], ["q_copy"]),
+                              helper.make_node("Cast", [x_zp], ["zp_wide"], to=TensorProto.INT32)])
+    qmodel.graph.output.extend([helper.make_tensor_value_info("scale_copy", TensorProto.FLOAT, None),
+                                helper.make_tensor_value_info("q_copy", TensorProto.UINT8, None),
+                                helper.make_tensor_value_info("zp_wide", TensorProto.INT32, None)])
+    x = np.random.default_rng(6).standard_normal((4, 16)).astype(np.float32)
+    x[2, 3] = np.nan
+    run = run_with_ep(qmodel, {"x": x})
+    assert run.groups == 1, run.stderr
+    assert (dql.name, "DynamicQuantizeLinear") in run.assignment["CPUExecutionProvider"], run.assignment
+    cpu = run_cpu(qmodel, {"x": x})
+    for got, want, name in zip(run.outputs[0][1:], cpu[1:], ["scale_copy", "q_copy", "zp_wide"]):
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    assert np.isfinite(cpu[1]).all() and not np.isnan(run.outputs[0][0]).all()
