@@ -2,6 +2,7 @@
 #include "engine/host_leg.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace onebit {
 
@@ -35,6 +36,11 @@ void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job
 
 }  // namespace
 
+bool streams_float_output(int64_t M, int64_t N, const void* y) {
+  constexpr int64_t kStreamBytes = int64_t{2} << 20;
+  return M * N * 4 >= kStreamBytes && reinterpret_cast<uintptr_t>(y) % 64 == 0 && (N * 4) % 64 == 0;
+}
+
 void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogue& epilogue, int32_t* acc, void* y,
               const TaskRunner& runner) {
   const int64_t even_share = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
@@ -43,6 +49,7 @@ void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogu
   // int32 M×N (384x1536, 1024 rows: 16 % of the call had gone to that pass).
   FusedFloatOutput fused;
   const bool fuse = gemm_q8_fuses_float_output(x, w) && epilogue.fused_float_output(y, fused);
+  fused.stream = fuse && streams_float_output(x.M, w.N, y);
   ColumnJob job{&x, &w, &epilogue, fuse ? &fused : nullptr, acc, y, per_task};
   const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
   if (runner) {

@@ -103,6 +103,9 @@ struct FusedFloatOutput {
   const float* scale;
   bool per_column;    // scale has one value per column, else one
   const float* bias;  // null: none
+  // y written with streaming stores, past the caches (y 64-byte aligned, rows a multiple of 64
+  // bytes): for outputs too large to stay in them (host_leg's streams_float_output).
+  bool stream = false;
 };
 
 // acc[m][n] for the columns of blocks [block_begin, block_end), stored at acc[m * acc_stride + n]

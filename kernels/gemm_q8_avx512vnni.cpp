@@ -55,6 +55,7 @@ struct Zmm {
   static FReg fmul(FReg a, FReg b) { return _mm512_mul_ps(a, b); }
   static FReg fadd(FReg a, FReg b) { return _mm512_add_ps(a, b); }
   static void fstore(float* p, FReg v) { _mm512_storeu_ps(p, v); }
+  static void fstream(float* p, FReg v) { _mm512_stream_ps(p, v); }  // p 64-byte aligned
 };
 
 }  // namespace

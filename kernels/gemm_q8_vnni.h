@@ -68,6 +68,7 @@ struct Ymm {
   static FReg fmul(FReg a, FReg b) { return _mm256_mul_ps(a, b); }
   static FReg fadd(FReg a, FReg b) { return _mm256_add_ps(a, b); }
   static void fstore(float* p, FReg v) { _mm256_storeu_ps(p, v); }
+  static void fstream(float* p, FReg v) { _mm256_stream_ps(p, v); }  // p 32-byte aligned
 };
 
 // Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
@@ -124,6 +125,7 @@ struct TileOut {
   int32_t zx;
   int64_t K;
   int64_t columns;         // of the tile inside the matrix (fewer than NB blocks at its right edge)
+  bool stream = false;     // y with streaming stores (FusedFloatOutput::stream)
 };
 
 // Folds and stores the accumulators of MR rows × NB blocks (or, with out.y, the float output they
@@ -152,7 +154,9 @@ inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], 
           const typename V::Reg acc = V::sub(V::sub(sum[r][c], V::mullo(row_sum, zw[c])), col_term[c]);
           typename V::FReg y = V::fmul(V::to_float(acc), scale[c]);
           if (out.bias != nullptr) y = V::fadd(y, bias[c]);
-          V::fstore(out.y + r * out.acc_stride + c * V::kLanes, y);
+          float* at = out.y + r * out.acc_stride + c * V::kLanes;
+          if (out.stream) V::fstream(at, y);
+          else V::fstore(at, y);
         }
       }
       return;
@@ -227,6 +231,7 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
     out.scale = fused->scale + (fused->per_column ? n0 : 0);
     out.per_column = fused->per_column;
     out.bias = fused->bias == nullptr ? nullptr : fused->bias + n0;
+    out.stream = fused->stream;
   }
   dot_rows<V, MR, NB>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
 }
@@ -256,6 +261,7 @@ void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, in
       }
     }
   }
+  if (fused != nullptr && fused->stream) _mm_sfence();  // the streamed y visible before this task ends
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -26,9 +27,9 @@ struct GemmCase {
 
 // A kernel that fuses float outputs writes, for blocks [b0, b1), exactly what the epilogue in
 // float32 steps gives from the reference accumulators (bit for bit), touches nothing else of y,
-// and leaves acc alone.
+// and leaves acc alone; with `stream` (N a multiple of 16), through streaming stores.
 inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KGroup group, const GemmCase& c, int64_t b0,
-                                     int64_t b1, bool per_column, bool with_bias) {
+                                     int64_t b1, bool per_column, bool with_bias, bool stream = false) {
   std::mt19937 rng(static_cast<uint32_t>(c.M * 131 + c.N));
   std::uniform_real_distribution<float> value(-0.02f, 0.02f);
   onebit::Epilogue e;
@@ -43,10 +44,14 @@ inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KG
   const onebit::PreparedActivation prepared =
       onebit::prepare_activation({x_bytes.data(), c.x_type, c.zx, c.M}, c.K, group);
   std::vector<int32_t> acc(static_cast<size_t>(c.M * c.N), 0x5a5a5a5a);
-  std::vector<float> y(static_cast<size_t>(c.M * c.N), -7.0f);
+  // y at a 64-byte boundary, as streaming stores need.
+  std::vector<float> y_storage(static_cast<size_t>(c.M * c.N) + 16, -7.0f);
+  float* y_data = y_storage.data() + (16 - reinterpret_cast<uintptr_t>(y_storage.data()) % 64 / sizeof(float)) % 16;
   onebit::FusedFloatOutput fused;
-  ASSERT_TRUE(e.fused_float_output(y.data(), fused));
+  ASSERT_TRUE(e.fused_float_output(y_data, fused));
+  fused.stream = stream;
   kernel(prepared, packed, b0, b1, acc.data(), c.N, &fused);
+  const std::vector<float> y(y_data, y_data + c.M * c.N);
 
   const std::vector<int64_t> want = reference_gemm(c.x, c.zx, c.w, c.zw, c.M, c.K, c.N);
   std::vector<int32_t> want32(want.begin(), want.end());
@@ -57,7 +62,8 @@ inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KG
     ASSERT_EQ(acc[i], 0x5a5a5a5a) << "acc written at " << i;
     ASSERT_EQ(std::memcmp(&y[i], &expected[i], sizeof(float)), 0)
         << "M=" << c.M << " K=" << c.K << " N=" << c.N << " at " << i << ": " << y[i] << " vs "
-        << expected[i] << (per_column ? " per column" : " per tensor") << (with_bias ? ", bias" : "");
+        << expected[i] << (per_column ? " per column" : " per tensor") << (with_bias ? ", bias" : "")
+        << (stream ? ", streamed" : "");
   }
 }
 

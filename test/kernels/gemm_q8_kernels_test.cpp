@@ -154,6 +154,7 @@ TEST_P(GemmKernels, FusedFloatOutputEqualsTheEpilogue) {
         const int64_t blocks = (N + onebit::kBlockN - 1) / onebit::kBlockN;
         check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2);
         if (blocks > 2) check_fused_float_output(kernel_->run, kernel_->group, c, 1, blocks - 1, variant & 1, variant & 2);
+        if (N % 16 == 0) check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2, true);
       }
 }
 

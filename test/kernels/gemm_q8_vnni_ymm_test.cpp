@@ -99,6 +99,8 @@ TEST_P(VnniYmmTemplate, FusedFloatOutputEqualsTheEpilogue) {
         for (int64_t n = 0; n < N; ++n) c.zw.push_back(random_value(rng, wt));
         const int64_t blocks = (N + 15) / 16;
         check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1, variant & 2);
+        if (N % 16 == 0)
+          check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1, variant & 2, true);
       }
 }
 
