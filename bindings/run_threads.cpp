@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "run_threads.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -15,6 +16,7 @@ namespace {
 
 // One thread and the job it is running (null when idle).
 struct RunThread {
+  bool claimed = false;  // guarded by pool_mutex
   std::mutex mutex;
   std::condition_variable changed;
   const std::function<void()>* job = nullptr;
@@ -53,40 +55,29 @@ struct RunThread {
 };
 
 std::mutex pool_mutex;
-// Never freed: the detached threads use them until the process ends.
-auto* threads = new std::vector<std::unique_ptr<RunThread>>();
-auto* busy = new std::vector<bool>();
+auto* threads = new std::vector<std::unique_ptr<RunThread>>();  // never freed: the detached threads use them
 
-// The lowest-numbered idle thread, marked busy; a new one if all are.
-size_t claim_thread() {
-  std::lock_guard<std::mutex> lock(pool_mutex);
-  for (size_t i = 0; i < busy->size(); ++i)
-    if (!(*busy)[i]) return (*busy)[i] = true, i;
-  threads->push_back(std::make_unique<RunThread>());
-  busy->push_back(true);
-  return busy->size() - 1;
-}
+// The lowest-numbered unclaimed thread, claimed; a new one if all are. Released when it goes.
+struct ClaimedThread {
+  RunThread* thread;
+  ClaimedThread() {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    auto idle = std::find_if(threads->begin(), threads->end(), [](const auto& t) { return !t->claimed; });
+    thread = idle != threads->end() ? idle->get() : threads->emplace_back(std::make_unique<RunThread>()).get();
+    thread->claimed = true;
+  }
+  ClaimedThread(const ClaimedThread&) = delete;
+  ~ClaimedThread() {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    thread->claimed = false;
+  }
+};
 
 }  // namespace
 
 void on_run_thread(const std::function<void()>& job) {
-  const size_t i = claim_thread();
-  RunThread* thread = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(pool_mutex);
-    thread = (*threads)[i].get();
-  }
-  std::exception_ptr error;
-  try {
-    thread->run(job);
-  } catch (...) {
-    error = std::current_exception();
-  }
-  {
-    std::lock_guard<std::mutex> lock(pool_mutex);
-    (*busy)[i] = false;
-  }
-  if (error) std::rethrow_exception(error);
+  const ClaimedThread claimed;
+  claimed.thread->run(job);
 }
 
 }  // namespace onebit::node

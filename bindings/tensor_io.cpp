@@ -98,6 +98,16 @@ OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims
   return value;
 }
 
+// Where outputs read back in place live, made once (a tensor keeps its own copy of it).
+const OrtMemoryInfo* cpu_memory() {
+  static const OrtMemoryInfo* info = [] {
+    OrtMemoryInfo* made = nullptr;
+    check(runtime().api->CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &made));
+    return made;
+  }();
+  return info;
+}
+
 Napi::Array dims_array(Napi::Env env, const std::vector<int64_t>& dims) {
   Napi::Array array = Napi::Array::New(env, dims.size());
   for (uint32_t i = 0; i < dims.size(); ++i) array.Set(i, Napi::Number::New(env, static_cast<double>(dims[i])));
@@ -151,11 +161,7 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
   // An earlier output fed back (a KV cache) is read in place; `borrowed` keeps its memory alive
   // through the run even if the caller transfers or drops the buffer meanwhile.
   if (SharedOutput output = expected > 0 ? find_output(source, expected) : nullptr) {
-    OrtMemoryInfo* cpu = nullptr;
-    check(api.CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &cpu));
-    OrtStatus* status = api.CreateTensorWithDataAsOrtValue(cpu, source, expected, dims.data(), dims.size(), type, &value);
-    api.ReleaseMemoryInfo(cpu);
-    check(status);
+    check(api.CreateTensorWithDataAsOrtValue(cpu_memory(), source, expected, dims.data(), dims.size(), type, &value));
     borrowed.push_back(std::move(output));
     return value;
   }

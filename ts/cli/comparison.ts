@@ -4,7 +4,8 @@
 import { argmax } from '../llm/kv_decoder.js';
 import { klRow } from './statistics.js';
 
-export type ArmName = 'onebit' | 'ortQdq' | 'ortFp32';
+export const ARM_NAMES = ['onebit', 'ortQdq', 'ortFp32'] as const;
+export type ArmName = (typeof ARM_NAMES)[number];
 
 /** Logits rows of one arm compared with another's, position by position. */
 export interface Comparison {

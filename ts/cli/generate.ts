@@ -18,7 +18,7 @@ import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
-import { compare, type ArmName, type Comparison } from './comparison.js';
+import { ARM_NAMES, compare, type ArmName, type Comparison } from './comparison.js';
 import { evaluationPassages, measureQuality, type QualityReport } from './quality.js';
 import { peakRssMiB } from './statistics.js';
 
@@ -177,7 +177,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
     generatedTokens: generated.length,
     stop: generated.at(-1) === eos ? 'eos' : 'max-tokens',
     text: tokenizer.decode(generated.filter((t) => t !== eos)),
-    arms: (['onebit', 'ortQdq', 'ortFp32'] as const).map((a) => arms[a].speed),
+    arms: ARM_NAMES.map((a) => arms[a].speed),
     agreement: [
       compare('ortQdq', 'onebit', arms.ortQdq.steps, ours.steps, vocab),
       compare('ortFp32', 'onebit', arms.ortFp32.steps, ours.steps, vocab),

@@ -9,7 +9,7 @@ import { OnebitRuntimeError } from '../errors.js';
 import type { ChatTokenizer } from '../llm/chat_tokenizer.js';
 import { KvDecoder } from '../llm/kv_decoder.js';
 import type { Smollm2Files } from '../model/smollm2.js';
-import { ComparisonTally, type ArmName, type Comparison } from './comparison.js';
+import { ARM_NAMES, ComparisonTally, type ArmName, type Comparison } from './comparison.js';
 
 /** The cached evaluation.txt holds its passages separated by a form feed on its own line. */
 export function evaluationPassages(text: string): string[] {
@@ -29,8 +29,6 @@ export interface QualityReport {
   /** onebit vs fp32, ORT QDQ vs fp32, onebit vs ORT QDQ: pooled over every passage's positions. */
   comparisons: Comparison[];
 }
-
-const ARMS = ['onebit', 'ortQdq', 'ortFp32'] as const;
 
 /** Runs the passages, one arm at a time: a session holds one passage's activations at most. */
 export async function measureQuality(
@@ -52,7 +50,7 @@ export async function measureQuality(
         `delete ${files.dir} and run again to rebuild it`);
     onPassage(index, ids.length);
     const rows: Partial<Record<ArmName, Float32Array[]>> = {};
-    for (const arm of ARMS) {
+    for (const arm of ARM_NAMES) {
       // A session per passage and arm (about a second to create): three kept for all passages
       // would hold their arenas at once, ~2 GiB with the full model.
       const session = await createSession(arm);
