@@ -21,17 +21,32 @@ OnebitEp& self(OrtEp* ep) { return *static_cast<OnebitEp*>(ep); }
 
 const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
 
+// The Mul(x_scale, w_scale) of a quantize_dynamic chain reading x_scale: its other factor a
+// constant, its product read by one Mul only, whose other factor is a MatMulInteger cast to float.
+bool is_chain_scale_product(const GraphIndex& graph, const NodeInfo& mul, const std::string& x_scale) {
+  if (mul.op_type != "Mul" || mul.inputs.size() != 2) return false;
+  if (!graph.constant(mul.input(0) == x_scale ? mul.input(1) : mul.input(0))) return false;
+  const std::string& product = mul.outputs.at(0);
+  const std::vector<const NodeInfo*> readers = graph.consumers(product);
+  if (graph.is_graph_output(product) || readers.size() != 1 || readers[0]->op_type != "Mul") return false;
+  const NodeInfo* cast = graph.producer(readers[0]->input(0) == product ? readers[0]->input(1) : readers[0]->input(0));
+  if (cast == nullptr || cast->op_type != "Cast") return false;
+  const NodeInfo* matmul = graph.producer(cast->input(0));
+  return matmul != nullptr && matmul->op_type == "MatMulInteger";
+}
+
 // True for a DynamicQuantizeLinear whose outputs reach anything but quantize_dynamic chains (their
-// MatMulIntegers and scale Muls): those readers keep ORT's values, which differ from ours for a NaN
-// input (README).
+// MatMulIntegers and scale products): those readers keep ORT's values, which differ from ours for a
+// NaN input (README).
 bool dynamic_quantization_read_elsewhere(const GraphIndex& graph, const NodeInfo& quantizer) {
   if (quantizer.op_type != "DynamicQuantizeLinear") return false;
-  const char* chain_op[] = {"MatMulInteger", "Mul", "MatMulInteger"};  // for x_q, x_scale, x_zero_point
   for (size_t i = 0; i < quantizer.outputs.size() && i < 3; ++i) {
     const std::string& value = quantizer.outputs[i];
     if (graph.is_graph_output(value)) return true;
-    for (const NodeInfo* reader : graph.consumers(value))
-      if (reader->op_type != chain_op[i]) return true;
+    for (const NodeInfo* reader : graph.consumers(value)) {
+      const bool chain = i == 1 ? is_chain_scale_product(graph, *reader, value) : reader->op_type == "MatMulInteger";
+      if (!chain) return true;  // x_q and x_zero_point: MatMulInteger; x_scale: a scale product
+    }
   }
   return false;
 }

@@ -388,25 +388,31 @@ def test_encoder_every_group_on_ep(ep_lib, tmp_path):
     assert cos.min() >= 0.99999, cos
 
 
-def test_a_dql_read_by_other_nodes_stays_with_ort(ep_lib, tmp_path):
-    """A DynamicQuantizeLinear whose outputs other nodes read (here Identity and Cast, then model
-    outputs) stays with ORT, so those readers get ORT's values even where the EP's DQL would differ
-    (a NaN input); the group still runs on the EP, reading them per call."""
+@pytest.mark.parametrize("readers", ["copies", "scale product"])
+def test_a_dql_read_by_other_nodes_stays_with_ort(readers, ep_lib, tmp_path):
+    """A DynamicQuantizeLinear whose outputs other nodes read (Identity and Cast, or a Mul of x_scale
+    by a constant like a chain's scale product, but a model output) stays with ORT, so those readers
+    get ORT's values even where the EP's DQL would differ (a NaN input); the group still runs on the
+    EP, reading them per call."""
     qmodel = dynamic_quantized(float_matmuls(["batch", 16], [(16, 24)], bias=True), tmp_path)
     dql = next(n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear")
     x_q, x_scale, x_zp = dql.output
-    qmodel.graph.node.extend([helper.make_node("Identity", [x_scale], ["scale_copy"]),
-                              helper.make_node("Identity", [x_q], ["q_copy"]),
-                              helper.make_node("Cast", [x_zp], ["zp_wide"], to=TensorProto.INT32)])
-    qmodel.graph.output.extend([helper.make_tensor_value_info("scale_copy", TensorProto.FLOAT, None),
-                                helper.make_tensor_value_info("q_copy", TensorProto.UINT8, None),
-                                helper.make_tensor_value_info("zp_wide", TensorProto.INT32, None)])
+    if readers == "copies":
+        qmodel.graph.node.extend([helper.make_node("Identity", [x_scale], ["scale_copy"]),
+                                  helper.make_node("Identity", [x_q], ["q_copy"]),
+                                  helper.make_node("Cast", [x_zp], ["zp_wide"], to=TensorProto.INT32)])
+        extra = [("scale_copy", TensorProto.FLOAT), ("q_copy", TensorProto.UINT8), ("zp_wide", TensorProto.INT32)]
+    else:
+        qmodel.graph.initializer.append(numpy_helper.from_array(np.array(2.0, np.float32), "two"))
+        qmodel.graph.node.append(helper.make_node("Mul", [x_scale, "two"], ["scale_twice"]))
+        extra = [("scale_twice", TensorProto.FLOAT)]
+    qmodel.graph.output.extend([helper.make_tensor_value_info(name, t, None) for name, t in extra])
     x = np.random.default_rng(6).standard_normal((4, 16)).astype(np.float32)
     x[2, 3] = np.nan
     run = run_with_ep(qmodel, {"x": x})
     assert run.groups == 1, run.stderr
     assert (dql.name, "DynamicQuantizeLinear") in run.assignment["CPUExecutionProvider"], run.assignment
     cpu = run_cpu(qmodel, {"x": x})
-    for got, want, name in zip(run.outputs[0][1:], cpu[1:], ["scale_copy", "q_copy", "zp_wide"]):
+    for got, want, (name, _) in zip(run.outputs[0][1:], cpu[1:], extra):
         np.testing.assert_array_equal(got, want, err_msg=name)
     assert np.isfinite(cpu[1]).all() and not np.isnan(run.outputs[0][0]).all()
