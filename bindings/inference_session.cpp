@@ -156,20 +156,28 @@ const std::string& metadata_name(const std::vector<ValueMetadata>& all, const Na
 
 class RunWorker : public PromiseWorker {
  public:
-  // Inputs and outputs by their index in the session's metadata (no names cross the boundary).
+  // Inputs and outputs by their index in the session's metadata (no names cross the boundary);
+  // `preallocated[i]`: a tensor to write output i into, or null.
   RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Array& input_indices, const Napi::Array& inputs,
-            const Napi::Array& output_indices, const Napi::Object& run_options)
+            const Napi::Array& output_indices, const Napi::Array& preallocated, const Napi::Object& run_options)
       : PromiseWorker(env), native_(std::move(native)) {
     const OrtApi& api = *runtime().api;
-    // Members are built before this body runs; inputs_ and run_options_ clean up if it throws.
+    // Members are built before this body runs; inputs_, outputs_ and run_options_ clean up if it throws.
     const PropertyKeys keys = property_keys(env);
+    std::vector<ByteRange> writable;  // before the inputs: one inside them is read in place
+    for (uint32_t i = 0; i < output_indices.Length(); ++i) {
+      output_names_.push_back(&metadata_name(native_->outputs, output_indices.Get(i), "output"));
+      outputs_.values.push_back(nullptr);
+      const Napi::Value given = preallocated.Get(i);
+      in_place_.push_back(given.IsObject());
+      if (!in_place_.back()) continue;
+      outputs_.values.back() = preallocated_output(*output_names_.back(), given.As<Napi::Object>(), keys, writable.emplace_back());
+      held_.push_back(Napi::Persistent(given.As<Napi::Object>()));
+    }
     for (uint32_t i = 0; i < input_indices.Length(); ++i) {
       input_names_.push_back(&metadata_name(native_->inputs, input_indices.Get(i), "input"));
-      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, borrowed_));
+      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, writable, borrowed_));
     }
-    for (uint32_t i = 0; i < output_indices.Length(); ++i)
-      output_names_.push_back(&metadata_name(native_->outputs, output_indices.Get(i), "output"));
-    outputs_.values.assign(output_names_.size(), nullptr);
 
     Napi::Value severity = run_options.Get("logSeverityLevel");
     if (severity.IsNumber()) check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
@@ -197,13 +205,14 @@ class RunWorker : public PromiseWorker {
     });
   }
 
-  // The outputs in the order asked for.
+  // The outputs in the order asked for; null for a pre-allocated one (written in place).
   Napi::Value result(Napi::Env env) override {
     Napi::Array results = Napi::Array::New(env, outputs_.values.size());
     std::unordered_set<const void*> wrapped;
     const PropertyKeys keys = property_keys(env);
-    for (size_t i = 0; i < outputs_.values.size(); ++i)
-      results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
+    for (size_t i = 0; i < outputs_.values.size(); ++i) {
+      results.Set(static_cast<uint32_t>(i), in_place_[i] ? env.Null() : output_object(env, keys, outputs_.values[i], wrapped));
+    }
     return results;
   }
 
@@ -211,6 +220,8 @@ class RunWorker : public PromiseWorker {
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
   std::vector<const std::string*> input_names_, output_names_;  // in native_'s metadata
   std::vector<SharedOutput> borrowed_;  // earlier outputs read in place: released after inputs_
+  std::vector<bool> in_place_;  // per output: pre-allocated
+  std::vector<Napi::ObjectReference> held_;  // the pre-allocated outputs' tensors, alive through the run
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;
 };
@@ -255,7 +266,7 @@ Napi::Value InferenceSession::run(const Napi::CallbackInfo& info) {
   live(env);
   return queue_worker(env, [&] {
     return new RunWorker(env, native_, info[0].As<Napi::Array>(), info[1].As<Napi::Array>(), info[2].As<Napi::Array>(),
-                         info[3].IsObject() ? info[3].As<Napi::Object>() : Napi::Object::New(env));
+                         info[3].As<Napi::Array>(), info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(env));
   });
 }
 

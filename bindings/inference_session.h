@@ -44,7 +44,8 @@ class InferenceSession : public Napi::ObjectWrap<InferenceSession> {
   explicit InferenceSession(const Napi::CallbackInfo& info);
 
  private:
-  // run(feeds: {[name]: tensor}, outputNames: string[], runOptions) -> Promise<{[name]: output}>
+  // run(inputIndices, inputs, outputIndices, preallocated: (tensor | null)[], runOptions)
+  //   -> Promise<(output | null)[]> (null where the output was written into its pre-allocated tensor)
   Napi::Value run(const Napi::CallbackInfo& info);
   Napi::Value dispose(const Napi::CallbackInfo& info);
   Napi::Value counters(const Napi::CallbackInfo& info);

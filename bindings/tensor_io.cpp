@@ -40,11 +40,12 @@ size_t byte_size(ONNXTensorElementDataType type, size_t count) {
   }
 }
 
-std::vector<int64_t> read_dims(const std::string& name, const Napi::Array& array) {
+// `what` names the tensor in the error (code `code`) for a negative dimension.
+std::vector<int64_t> read_dims(const std::string& what, const char* code, const Napi::Array& array) {
   std::vector<int64_t> dims(array.Length());
   for (uint32_t i = 0; i < dims.size(); ++i) {
     dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
-    if (dims[i] < 0) throw CodedError("ONEBIT_INPUT", "input '" + name + "' has a negative dimension");
+    if (dims[i] < 0) throw CodedError(code, what + " has a negative dimension");
   }
   return dims;
 }
@@ -98,7 +99,8 @@ OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims
   return value;
 }
 
-// Where outputs read back in place live, made once (a tensor keeps its own copy of it).
+// Where the tensors over memory we do not allocate live (JS buffers, earlier outputs), made once
+// (a tensor keeps its own copy of it).
 const OrtMemoryInfo* cpu_memory() {
   static const OrtMemoryInfo* info = [] {
     OrtMemoryInfo* made = nullptr;
@@ -129,17 +131,15 @@ Napi::Array string_output(Napi::Env env, const OrtValue* value, size_t count) {
 
 }  // namespace
 
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                      std::vector<SharedOutput>& borrowed) {
-  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims = read_dims(name, tensor.Get(keys.dims).As<Napi::Array>());
-  Napi::Value data = tensor.Get(keys.data);
-  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
+namespace {
 
+// The bytes of a typed array that fit `type` and `dims`, or a CodedError(code) naming `what`.
+ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTensorElementDataType type,
+                            const std::vector<int64_t>& dims, const Napi::Value& data) {
   const size_t expected = byte_size(type, element_count(dims));
   if (expected == 0 && element_count(dims) > 0)
-    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
-  if (!data.IsTypedArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' must carry its data in a typed array");
+    throw CodedError(code, what + " has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
+  if (!data.IsTypedArray()) throw CodedError(code, what + " must carry its data in a typed array");
   // The buffer as napi_get_typedarray_info gives it: an ArrayBuffer or a SharedArrayBuffer (which
   // Napi::ArrayBuffer::Data() refuses with a bare "Invalid argument").
   napi_value buffer = nullptr;
@@ -147,37 +147,78 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
   bool detached = false;
   if (napi_get_typedarray_info(data.Env(), data, nullptr, nullptr, &source, &buffer, nullptr) != napi_ok ||
       napi_is_detached_arraybuffer(data.Env(), buffer, &detached) != napi_ok)
-    throw CodedError("ONEBIT_INPUT", "input '" + name + "': its typed array cannot be read");
+    throw CodedError(code, what + ": its typed array cannot be read");
   if (detached)
-    throw CodedError("ONEBIT_INPUT", "input '" + name +
-                                         "' is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
-                                         "structuredClone): keep the data in this thread until run() returns, or pass a copy");
+    throw CodedError(code, what + " is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
+                                  "structuredClone): keep the data in this thread until run() returns, or pass a copy");
   const size_t byte_length = data.As<Napi::TypedArray>().ByteLength();
   if (byte_length != expected)
-    throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(byte_length) +
-                                         " bytes of data, but its type and shape need " + std::to_string(expected));
+    throw CodedError(code, what + " has " + std::to_string(byte_length) + " bytes of data, but its type and shape need " +
+                               std::to_string(expected));
+  return {static_cast<const uint8_t*>(source), expected};
+}
+
+// A tensor over `memory` (one of no elements is ORT's own: there is nothing to point at).
+OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
   const OrtApi& api = *runtime().api;
   OrtValue* value = nullptr;
+  if (memory.size == 0) {
+    OrtAllocator* allocator = nullptr;
+    check(api.GetAllocatorWithDefaultOptions(&allocator));
+    check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
+    return value;
+  }
+  check(api.CreateTensorWithDataAsOrtValue(cpu_memory(), const_cast<uint8_t*>(memory.begin), memory.size,
+                                                      dims.data(), dims.size(), type, &value));
+  return value;
+}
+
+}  // namespace
+
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                      const std::vector<ByteRange>& writable, std::vector<SharedOutput>& borrowed) {
+  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
+  const std::vector<int64_t> dims = read_dims("input '" + name + "'", "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  Napi::Value data = tensor.Get(keys.data);
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
+  const ByteRange memory = typed_array_bytes("input '" + name + "'", "ONEBIT_INPUT", type, dims, data);
+  // Inside a pre-allocated output of this run (past and present KV in one buffer): read in place,
+  // the run holds that tensor.
+  for (const ByteRange& output : writable)
+    if (memory.size > 0 && output.holds(memory.begin, memory.size)) return tensor_over(memory, type, dims);
   // An earlier output fed back (a KV cache) is read in place; `borrowed` keeps its memory alive
   // through the run even if the caller transfers or drops the buffer meanwhile.
-  if (SharedOutput output = expected > 0 ? find_output(source, expected) : nullptr) {
-    check(api.CreateTensorWithDataAsOrtValue(cpu_memory(), source, expected, dims.data(), dims.size(), type, &value));
+  if (SharedOutput output = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr) {
+    OrtValue* value = tensor_over(memory, type, dims);
     borrowed.push_back(std::move(output));
     return value;
   }
   // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
   // caller may transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
+  const OrtApi& api = *runtime().api;
   OrtAllocator* allocator = nullptr;
   check(api.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
-  if (expected > 0) {
+  if (memory.size > 0) {
     void* target = nullptr;
     OrtStatus* status = api.GetTensorMutableData(value, &target);
     if (status != nullptr) api.ReleaseValue(value);
     check(status);
-    std::memcpy(target, source, expected);
+    std::memcpy(target, memory.begin, memory.size);
   }
   return value;
+}
+
+OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                              ByteRange& memory) {
+  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)
+    throw CodedError("ONEBIT_OUTPUT", "output '" + name + "': a string tensor cannot be pre-allocated (pass null for it)");
+  const std::string what = "pre-allocated output '" + name + "'";
+  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_OUTPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  memory = typed_array_bytes(what, "ONEBIT_OUTPUT", type, dims, tensor.Get(keys.data));
+  return tensor_over(memory, type, dims);
 }
 
 Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& value,

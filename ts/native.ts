@@ -38,8 +38,17 @@ export interface NativeRunOptions {
 export interface NativeSession {
   readonly inputMetadata: NativeValueMetadata[];
   readonly outputMetadata: NativeValueMetadata[];
-  /** Inputs and outputs by their index in inputMetadata / outputMetadata; the outputs come back in the order asked for. */
-  run(inputIndices: number[], inputs: NativeTensor[], outputIndices: number[], options: NativeRunOptions): Promise<NativeOutput[]>;
+  /**
+   * Inputs and outputs by their index in inputMetadata / outputMetadata; the outputs come back in the order asked for,
+   * null where `preallocated` gave a tensor to write that output into.
+   */
+  run(
+    inputIndices: number[],
+    inputs: NativeTensor[],
+    outputIndices: number[],
+    preallocated: (NativeTensor | null)[],
+    options: NativeRunOptions,
+  ): Promise<(NativeOutput | null)[]>;
   dispose(): void;
   counters(): Record<string, number>;
   endProfiling(): string;

@@ -6,7 +6,7 @@ import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandl
 import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
-import { nativeFeed } from './feeds.js';
+import { nativeFeed, nativeFetch } from './feeds.js';
 import type { NativeOutput, NativeRunOptions, NativeSession, NativeTensor, NativeValueMetadata } from './native.js';
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
@@ -63,21 +63,22 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
       inputs.push(nativeFeed(name, value, index === undefined ? undefined : this.inputMetadata[index], this.inputNames));
       inputIndices.push(index!);
     }
-    // Pre-allocated outputs are not filled in place: every requested output comes back as a new tensor.
+    // A tensor in fetches is pre-allocated: ORT writes that output into it, and it is returned as is.
     const outputNames = Object.keys(fetches).length > 0 ? Object.keys(fetches) : [...this.outputNames];
     const outputIndices = outputNames.map((name) => {
       const index = this.#outputIndex.get(name);
       if (index === undefined) throw new OnebitInputError(`the model has no output named '${name}'; its outputs are: ${this.outputNames.map((n) => `'${n}'`).join(', ')}`);
       return index;
     });
-    let raw: NativeOutput[];
+    const preallocated = outputNames.map((name, i) => nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]));
+    let raw: (NativeOutput | null)[];
     try {
-      raw = await this.#native.run(inputIndices, inputs, outputIndices, nativeRunOptions(options));
+      raw = await this.#native.run(inputIndices, inputs, outputIndices, preallocated, nativeRunOptions(options));
     } catch (error) {
       throw fromNativeError(error);
     }
     const results: SessionHandler.ReturnType = {};
-    outputNames.forEach((name, i) => (results[name] = outputValue(name, raw[i])));
+    outputNames.forEach((name, i) => (results[name] = raw[i] === null ? fetches[name]! : outputValue(name, raw[i]!)));
     return results;
   }
 
