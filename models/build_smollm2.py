@@ -43,7 +43,7 @@ import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
-VERSION = 5
+VERSION = 6
 FP32_MODEL = "model-fp32.onnx"
 # The A8W8 QDQ model per activation type: uint8 is built with the folder, int8 when asked for.
 QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}
@@ -65,11 +65,6 @@ def model_dir_name(layers: int | None) -> str:
     return f"smollm2-v{VERSION}-{'full' if layers is None else f'l{layers}'}"
 
 
-def empty_cache(config: gguf_llama.LlamaConfig) -> dict[str, np.ndarray]:
-    empty = np.zeros((1, config.kv_heads, 0, config.head_dim), np.float32)
-    return {name: empty for name in llama_onnx.cache_names(config, "past")}
-
-
 def calibration_ids(tokenizer, chat: dict) -> list[list[int]]:
     """The calibration prompts, chat-formatted and tokenized: every QDQ model is calibrated on these."""
     return [tokenizer.encode(tokenizer_json.chat_prompt(chat, p)).ids for p in texts.CALIBRATION_PROMPTS]
@@ -79,7 +74,7 @@ def check_against_reference(path: str, config: gguf_llama.LlamaConfig, ids: list
     """Runs the fp32 model (ORT CPU EP) on ids and returns max|diff| / max|logit| against the
     numpy reference's logits."""
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    logits = session.run(["logits"], {"input_ids": np.array([ids], np.int64), **empty_cache(config)})[0][0]
+    logits = session.run(["logits"], llama_onnx.decoder_feeds(config, ids))[0][0]
     relative = float(np.abs(logits - reference).max() / np.abs(reference).max())
     if not relative <= REFERENCE_TOLERANCE:
         raise RuntimeError(f"{path}: the ONNX decoder disagrees with the numpy reference "
@@ -125,7 +120,7 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
         "chat": "chat.json",
         "evaluation_text": "evaluation.txt",
         "reference_check": {"tokens": len(ids), "max_relative_diff": relative},
-        "inputs": ["input_ids"] + llama_onnx.cache_names(config, "past"),
+        "inputs": ["input_ids", "attention_mask"] + llama_onnx.cache_names(config, "past"),
         "outputs": ["logits"] + llama_onnx.cache_names(config, "present"),
         "note": "weights are dequantized 4-bit (Q4_1) GGUF values, then quantized again to int8",
     }

@@ -2,9 +2,16 @@
 """The llama decoder as one ONNX graph (opset 17 + ORT's com.microsoft operators) for prefill and
 decode, with a KV cache.
 
-inputs   input_ids [1, seq] int64; past_key.<i>, past_value.<i> [1, kv_heads, past, head_dim]
-         (past = 0 for the first call). Positions are past .. past + seq - 1.
-outputs  logits [1, seq, vocab]; present_key.<i>, present_value.<i> [1, kv_heads, past + seq, head_dim]
+inputs   input_ids [1, seq] int64; attention_mask [1, total] int64, all ones, total = past + seq
+         (the tokens in the cache after this call); past_key.<i>, past_value.<i>
+         [1, kv_heads, past, head_dim] (past = 0 for the first call). Positions are past .. total - 1.
+outputs  logits [1, seq, vocab]; present_key.<i>, present_value.<i> [1, kv_heads, total, head_dim]
+
+The KV cache may also live in one pre-allocated buffer per input, [1, kv_heads, capacity, head_dim],
+passed as past_* and bound as the matching present_* output (the same memory): GroupQueryAttention
+then writes this call's keys and values at rows past .. total - 1 in place instead of copying the
+whole cache into a new tensor, and present has the buffer's shape. The valid length then comes from
+attention_mask, which is why the graph reads it from there and not from past_key's shape.
 
 The projections (7 a layer) and the tied output projection are MatMuls with constant [in, out]
 weights named `<node>.weight`: the nodes the quantizer turns into A8W8 QDQ groups
@@ -34,6 +41,16 @@ def projection_nodes(config: LlamaConfig) -> list[str]:
 def cache_names(config: LlamaConfig, kind: str) -> list[str]:
     """past_key.0, past_value.0, past_key.1, ... (kind 'past' or 'present')."""
     return [f"{kind}_{kv}.{i}" for i in range(config.layers) for kv in ("key", "value")]
+
+
+def decoder_feeds(config: LlamaConfig, ids: list[int], past: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """One call's inputs: the tokens ids after the cache `past` (past_* arrays as the previous call's
+    present_* returned them; None: an empty cache)."""
+    if past is None:
+        empty = np.zeros((1, config.kv_heads, 0, config.head_dim), np.float32)
+        past = {name: empty for name in cache_names(config, "past")}
+    total = next(iter(past.values())).shape[2] + len(ids)
+    return {"input_ids": np.array([ids], np.int64), "attention_mask": np.ones((1, total), np.int64), **past}
 
 
 def rotary_tables(config: LlamaConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -80,12 +97,13 @@ def build_decoder(weights: LlamaWeights) -> onnx.ModelProto:
     g.const("rotary.sin_cache", sin_table)
 
     # GroupQueryAttention reads the positions from the lengths: this call's tokens are
-    # past .. past + seq - 1, so the last one's index is past + seq - 1.
-    seq = g.op("Shape", ["input_ids"], "seq_len", start=1, end=2)
-    past = g.op("Shape", ["past_key.0"], "past_len", start=2, end=3)
-    total = g.op("Cast", [g.op("Add", [past, seq], "total_len")], "total_len_int32", to=TensorProto.INT32)
+    # past .. total - 1, so the last one's index (seqlens_k) is total - 1.
+    mask_length = g.op("ReduceSum", ["attention_mask", g.const("const.axis1", np.array([1], np.int64))], "mask_length", keepdims=0)
+    total = g.op("Cast", [mask_length], "total_len_int32", to=TensorProto.INT32)
     last = g.op("Sub", [total, g.const("const.one", np.array([1], np.int32))], "seqlens_k")
-    total_scalar = g.op("Squeeze", [total, g.const("const.zero", np.array([0], np.int64))], "total_sequence_length")
+    total_scalar = g.op("Squeeze", [g.op("Cast", [g.op("Shape", ["attention_mask"], "mask_shape", start=1, end=2)], "mask_shape_int32",
+                                          to=TensorProto.INT32), g.const("const.zero", np.array([0], np.int64))],
+                        "total_sequence_length")
 
     x = g.op("Gather", [g.const("embed_tokens.weight", weights.embedding), "input_ids"], "embed_tokens")
     h = g.op("SimplifiedLayerNormalization", [x, g.const("layers.0.input_norm.weight", weights.layers[0]["input_norm"])],
@@ -112,7 +130,8 @@ def build_decoder(weights: LlamaWeights) -> onnx.ModelProto:
     g.op("MatMul", [h, g.const("lm_head.weight", np.ascontiguousarray(weights.embedding.T))], "lm_head", outputs=["logits"])
 
     cache = lambda name, length: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, c.kv_heads, length, c.head_dim])  # noqa: E731
-    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "seq"])]
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "seq"]),
+              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, "total"])]
     inputs += [cache(n, "past") for n in cache_names(c, "past")]
     outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "seq", c.vocab])]
     outputs += [cache(n, "total") for n in cache_names(c, "present")]

@@ -15,16 +15,14 @@ import numpy as np
 from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
 
 from gguf_llama import LlamaConfig
-from llama_onnx import cache_names, projection_nodes
+from llama_onnx import decoder_feeds, projection_nodes
 
 
 class PromptReader(CalibrationDataReader):
     """One prefill per calibration prompt, each from an empty cache."""
 
     def __init__(self, config: LlamaConfig, prompts_ids: list[list[int]]):
-        empty = np.zeros((1, config.kv_heads, 0, config.head_dim), np.float32)
-        self._feeds = iter([{"input_ids": np.array([ids], np.int64), **{n: empty for n in cache_names(config, "past")}}
-                            for ids in prompts_ids])
+        self._feeds = iter([decoder_feeds(config, ids) for ids in prompts_ids])
 
     def get_next(self):
         return next(self._feeds, None)

@@ -9,6 +9,8 @@
 - the EP's logits on either QDQ model equal ORT's CPU EP with every optimisation off (each group
   DequantizeLinear + float MatMul) up to float rounding;
 - decoding one token with the KV cache gives the last token's logits of a full-sequence recompute;
+  with the cache in shared past/present buffers (GroupQueryAttention appending in place), the same
+  logits and cache rows as with a copied cache;
 - tokenizer.json round-trips multilingual text and special tokens, with the ids the GGUF vocabulary
   defines for the control tokens;
 - bad GGUF input (missing, corrupt, another architecture, an unsupported tensor type) is a clear
@@ -59,14 +61,9 @@ def built(tmp_path_factory):
     return out, manifest, gguf_llama.read_llama(reader, path, LAYERS)
 
 
-def feeds(config, ids, past=None):
-    empty = build_smollm2.empty_cache(config)
-    return {"input_ids": np.array([ids], np.int64), **(past or empty)}
-
-
 def run(session, config, ids, past=None):
     """logits [seq, vocab] and the present cache as the next call's past."""
-    out = session.run(None, feeds(config, ids, past))
+    out = session.run(None, llama_onnx.decoder_feeds(config, ids, past))
     return out[0][0], dict(zip(llama_onnx.cache_names(config, "past"), out[1:]))
 
 
@@ -228,6 +225,45 @@ def test_kv_cache_decode_equals_full_recompute(built, ep_lib, arm):
     np.testing.assert_allclose(step[-1], full[-1], atol=2e-5 * scale, rtol=0)
     assert step[-1].argmax() == full[-1].argmax()
     del session
+    gc.collect()
+
+
+@pytest.mark.parametrize("arm", ["onebit-uint8", "fp32"])
+def test_kv_cache_in_shared_buffers_equals_copied_cache(built, ep_lib, arm):
+    """One buffer per past_* input, bound as the matching present_* output too (IO binding, the same
+    memory): GroupQueryAttention appends in place, and the valid length comes from attention_mask.
+    Token by token from an 11-token prefill, the logits and the cache rows equal the copied cache's."""
+    out, manifest, weights = built
+    c = weights.config
+    if arm.startswith("onebit"):
+        session = ep_session(qdq_model(out, manifest, arm.split("-")[1]))
+    else:
+        session = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+    capacity = len(IDS) + 5
+    buffers = {name: ort.OrtValue.ortvalue_from_numpy(np.zeros((1, c.kv_heads, capacity, c.head_dim), np.float32))
+               for name in llama_onnx.cache_names(c, "past")}
+    binding = session.io_binding()
+    binding.bind_output("logits")  # first: get_outputs() lists the outputs in binding order
+    for past_name, present_name in zip(llama_onnx.cache_names(c, "past"), llama_onnx.cache_names(c, "present")):
+        binding.bind_ortvalue_input(past_name, buffers[past_name])
+        binding.bind_ortvalue_output(present_name, buffers[past_name])
+
+    def shared_step(ids, past_length):
+        binding.bind_cpu_input("input_ids", np.array([ids], np.int64))
+        binding.bind_cpu_input("attention_mask", np.ones((1, past_length + len(ids)), np.int64))
+        binding.bind_output("logits")  # again: its shape changes from call to call
+        session.run_with_iobinding(binding)
+        return binding.get_outputs()[0].numpy()[0]
+
+    shared_step(IDS[:11], 0)
+    _, past = run(session, c, IDS[:11])
+    for t in range(11, len(IDS)):
+        logits = shared_step([IDS[t]], t)
+        copied, past = run(session, c, [IDS[t]], past)
+        np.testing.assert_array_equal(logits, copied)
+    for name, value in past.items():
+        np.testing.assert_array_equal(buffers[name].numpy()[:, :, :len(IDS)], value)
+    del binding, session
     gc.collect()
 
 

@@ -10,16 +10,19 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { repoRoot, runNode, type Ran } from './helpers/package.js';
+import { ort, repoRoot, runNode, type Ran } from './helpers/package.js';
 
 const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
-const modelDir = path.join(cache, 'smollm2-v5-l2');
+const modelDir = path.join(cache, 'smollm2-v6-l2');
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+/* eslint-disable @typescript-eslint/no-require-imports */
 const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
+const { KvDecoder } = require(path.join(repoRoot, 'dist', 'llm', 'kv_decoder.js')) as typeof import('../../ts/llm/kv_decoder.js');
+const { smollm2 } = require(path.join(repoRoot, 'dist', 'model', 'smollm2.js')) as typeof import('../../ts/model/smollm2.js');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
 
@@ -85,7 +88,7 @@ describe('onebit-run --model smollm2', () => {
     expect(report.agreement[0].top1).toBe(1);
     expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
-    expect(readdirSync(cache)).toEqual(['smollm2-v5-l2']); // the cached model folder only: nothing partial
+    expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']); // the cached model folder only: nothing partial
   });
 
   it('measures quality over the evaluation passages: the EP costs no more KL against fp32 than ORT on the same model', () => {
@@ -137,10 +140,34 @@ describe('onebit-run --model smollm2', () => {
     expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
     expect(int8.agreement[0]).toMatchObject({ candidate: 'onebit', reference: 'ortQdq', top1: 1 });
     expect(int8.agreement[0].meanKl).toBeLessThan(1e-3);
-    expect(readdirSync(cache)).toEqual(['smollm2-v5-l2']);
+    expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']);
     expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
   }, 300_000);
+
+  it('decodes with the KV cache in shared buffers that grow: the last step equals a full recompute, on both backends', async () => {
+    // The cache buffers start at 256 rows: 250 prompt tokens, then 12 steps one at a time, so the
+    // buffers double midway (their rows copied) and GroupQueryAttention appends in place throughout.
+    process.env.ONEBIT_CACHE_DIR = cache;
+    const files = smollm2(2, 'uint8', () => {});
+    const ids = Array.from({ length: 262 }, (_, i) => 100 + ((i * 37) % 4000));
+    const vocab = files.config.vocab;
+    for (const ep of [{ name: 'onebit', device: 'none' }, 'cpu']) {
+      const session = await ort.InferenceSession.create(files.qdqModel, { executionProviders: [ep as never] });
+      const decoder = new KvDecoder(session, files, ort.Tensor);
+      await decoder.forward(ids.slice(0, 250));
+      let step = new Float32Array(0);
+      for (const id of ids.slice(250)) step = await decoder.forward([id]);
+      expect(decoder.length).toBe(262);
+      const full = (await new KvDecoder(session, files, ort.Tensor).forward(ids)).subarray(261 * vocab);
+      const scale = Math.max(...full.map(Math.abs));
+      // Exact integer sums either way; attention's float rounding differs between one long call and many short ones.
+      const worst = Math.max(...step.map((v, i) => Math.abs(v - full[i])));
+      expect(worst).toBeLessThanOrEqual(2e-3 * scale);
+      expect(step.indexOf(Math.max(...step))).toBe(full.indexOf(Math.max(...full)));
+      await session.release();
+    }
+  }, 120_000);
 
   it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {
     const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), { turn_start: '<|im_start|>', turn_end: '<|im_end|>', default_system: null, bos_token_id: 1, eos_token_id: 2 });
@@ -196,7 +223,7 @@ describe('onebit-run --model smollm2', () => {
     };
     const manifest = JSON.parse(readFileSync(path.join(modelDir, 'manifest.json'), 'utf8'));
     const cases: [string[], (dir: string) => void, RegExp][] = [
-      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 5, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v5-l2 and run again/],
+      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 5, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v6-l2 and run again/],
       [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, qdq_models: undefined })), /manifest\.json: no qdq_models listed/],
       [['--prompt-tokens', '40'], (dir) => writeFileSync(path.join(dir, 'evaluation.txt'), ''), /evaluation\.txt is empty: delete /],
     ];

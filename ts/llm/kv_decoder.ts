@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs a decoder graph with a KV cache (models/build_smollm2.py's layout): each call feeds the new
-// tokens and the cache so far, and keeps the returned present_* tensors as the next call's past.
+// Runs a decoder graph with a KV cache (models/build_smollm2.py's layout). The cache lives in one
+// buffer per past_* input, [1, kv_heads, capacity, head_dim], passed as that input and as the
+// matching present_* output (pre-allocated: the same memory), so GroupQueryAttention appends each
+// call's keys and values in place instead of copying the whole cache into new tensors; the
+// attention_mask's length tells it how many rows are valid. The buffers double when full.
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 import { OnebitInputError } from '../errors.js';
@@ -8,11 +11,15 @@ import type { Smollm2Files } from '../model/smollm2.js';
 
 type TensorConstructor = new (type: string, data: unknown, dims: readonly number[]) => Tensor;
 
+/** Rows the cache buffers start with (the prompt and a reply fit; 11.8 MB for SmolLM2). */
+const INITIAL_CAPACITY = 256;
+
 export class KvDecoder {
   readonly #session: InferenceSession;
   readonly #files: Smollm2Files;
   readonly #Tensor: TensorConstructor;
-  #past: Record<string, Tensor> = {};
+  #cache: Tensor[] = [];
+  #capacity = 0;
   #length = 0;
 
   constructor(session: InferenceSession, files: Smollm2Files, Tensor: TensorConstructor) {
@@ -28,23 +35,40 @@ export class KvDecoder {
   }
 
   reset(): void {
-    const { kv_heads: heads, head_dim: dim } = this.#files.config;
-    const empty = new Float32Array(0);
-    this.#past = Object.fromEntries(this.#files.pastNames.map((n) => [n, new this.#Tensor('float32', empty, [1, heads, 0, dim])]));
     this.#length = 0;
+    this.#grow(Math.min(INITIAL_CAPACITY, this.#files.config.context));
   }
 
   /** Logits [ids.length, vocab] of the new tokens; the cache grows by ids.length. */
   async forward(ids: readonly number[]): Promise<Float32Array> {
     const { context } = this.#files.config;
     if (ids.length === 0) throw new OnebitInputError('no tokens to run');
-    if (this.#length + ids.length > context)
-      throw new OnebitInputError(`${this.#length + ids.length} tokens do not fit the model's context of ${context} tokens`);
-    const inputIds = new this.#Tensor('int64', BigInt64Array.from(ids, (id) => BigInt(id)), [1, ids.length]);
-    const out = (await this.#session.run({ input_ids: inputIds, ...this.#past })) as Record<string, Tensor>;
-    this.#files.presentNames.forEach((name, i) => (this.#past[this.#files.pastNames[i]] = out[name]));
-    this.#length += ids.length;
+    const total = this.#length + ids.length;
+    if (total > context) throw new OnebitInputError(`${total} tokens do not fit the model's context of ${context} tokens`);
+    if (total > this.#capacity) this.#grow(Math.min(context, Math.max(total, 2 * this.#capacity)));
+    const feeds: Record<string, Tensor> = {
+      input_ids: new this.#Tensor('int64', BigInt64Array.from(ids, (id) => BigInt(id)), [1, ids.length]),
+      attention_mask: new this.#Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
+    };
+    const fetches: Record<string, Tensor | null> = { logits: null };
+    this.#files.pastNames.forEach((name, i) => (feeds[name] = this.#cache[i]));
+    this.#files.presentNames.forEach((name, i) => (fetches[name] = this.#cache[i]));
+    const out = (await this.#session.run(feeds, fetches)) as Record<string, Tensor>;
+    this.#length = total;
     return out.logits.data as Float32Array;
+  }
+
+  // New buffers of `capacity` rows holding the cache's valid rows.
+  #grow(capacity: number): void {
+    const { kv_heads: heads, head_dim: dim } = this.#files.config;
+    this.#cache = this.#files.pastNames.map((_, i) => {
+      const data = new Float32Array(heads * capacity * dim);
+      const old = this.#cache[i]?.data as Float32Array | undefined;
+      for (let h = 0; old && h < heads; ++h)
+        data.set(old.subarray(h * this.#capacity * dim, (h * this.#capacity + this.#length) * dim), h * capacity * dim);
+      return new this.#Tensor('float32', data, [1, heads, capacity, dim]);
+    });
+    this.#capacity = capacity;
   }
 }
 

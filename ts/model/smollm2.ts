@@ -10,7 +10,7 @@ import { OnebitRuntimeError } from '../errors.js';
 import { cacheDir } from './model_cache.js';
 
 /** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
-export const BUILDER_VERSION = 5;
+export const BUILDER_VERSION = 6;
 
 /** Activation types of the A8W8 QDQ models the builder makes (its --activations). */
 export const ACTIVATION_TYPES = ['uint8', 'int8'] as const;
@@ -107,7 +107,7 @@ export function smollm2(layers: number | undefined, activations: ActivationType,
     config: manifest.config,
     chat: JSON.parse(readFileSync(path.join(dir, manifest.chat), 'utf8')),
     projections: manifest.projections,
-    pastNames: manifest.inputs.slice(1),
+    pastNames: manifest.inputs.slice(2),
     presentNames: manifest.outputs.slice(1),
     built,
   };
