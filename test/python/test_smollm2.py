@@ -208,14 +208,18 @@ def test_ep_equals_ort_without_optimisations(built, ep_lib, activations):
     gc.collect()
 
 
+def arm_session(built, arm):
+    """'onebit-<activations>': the EP on that QDQ model; 'fp32': ORT's CPU EP on the fp32 model."""
+    out, manifest, _ = built
+    if arm.startswith("onebit"):
+        return ep_session(qdq_model(out, manifest, arm.split("-")[1]))
+    return ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+
+
 @pytest.mark.parametrize("arm", ["onebit-uint8", "onebit-int8", "fp32"])
 def test_kv_cache_decode_equals_full_recompute(built, ep_lib, arm):
-    out, manifest, weights = built
-    c = weights.config
-    if arm.startswith("onebit"):
-        session = ep_session(qdq_model(out, manifest, arm.split("-")[1]))
-    else:
-        session = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+    c = built[2].config
+    session = arm_session(built, arm)
     full, _ = run(session, c, IDS)
     _, past = run(session, c, IDS[:11])
     for t in range(11, len(IDS)):  # token by token from an 11-token prefill
@@ -233,12 +237,8 @@ def test_kv_cache_in_shared_buffers_equals_copied_cache(built, ep_lib, arm):
     """One buffer per past_* input, bound as the matching present_* output too (IO binding, the same
     memory): GroupQueryAttention appends in place, and the valid length comes from attention_mask.
     Token by token from an 11-token prefill, the logits and the cache rows equal the copied cache's."""
-    out, manifest, weights = built
-    c = weights.config
-    if arm.startswith("onebit"):
-        session = ep_session(qdq_model(out, manifest, arm.split("-")[1]))
-    else:
-        session = ort.InferenceSession(str(out / manifest["fp32_model"]), providers=["CPUExecutionProvider"])
+    c = built[2].config
+    session = arm_session(built, arm)
     capacity = len(IDS) + 5
     buffers = {name: ort.OrtValue.ortvalue_from_numpy(np.zeros((1, c.kv_heads, capacity, c.head_dim), np.float32))
                for name in llama_onnx.cache_names(c, "past")}
