@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options),
-// constants, parseRoutes(text, file).
+// constants, parseRoutes(text, file), allocateTensor(type, dims).
 #include <napi.h>
 
 #include "constants.h"
@@ -8,6 +8,7 @@
 #include "js_error.h"
 #include "ort_runtime.h"
 #include "probe.h"
+#include "tensor_io.h"
 
 namespace onebit::node {
 
@@ -23,6 +24,20 @@ Napi::Value load(const Napi::CallbackInfo& info) {
     result.Set("epApiVersion", rt.ep_api_version);
     result.Set("epLibraryPath", rt.ep_library_path);
     return result;
+  } catch (const CodedError& e) {
+    throw to_js_error(env, e);
+  }
+}
+
+// allocateTensor(type: ONNX element type, dims: number[]) -> ArrayBuffer (zeroed, ours: see tensor_io.h)
+Napi::Value allocate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    runtime();
+    Napi::Array array = info[1].As<Napi::Array>();
+    std::vector<int64_t> dims(array.Length());
+    for (uint32_t i = 0; i < dims.size(); ++i) dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
+    return allocate_tensor(env, static_cast<ONNXTensorElementDataType>(info[0].As<Napi::Number>().Int32Value()), dims);
   } catch (const CodedError& e) {
     throw to_js_error(env, e);
   }
@@ -49,6 +64,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("InferenceSession", InferenceSession::define(env));
   exports.Set("constants", constants(env));
   exports.Set("parseRoutes", Napi::Function::New(env, parse_routes));
+  exports.Set("allocateTensor", Napi::Function::New(env, allocate));
   return exports;
 }
 

@@ -164,21 +164,22 @@ class RunWorker : public PromiseWorker {
     const OrtApi& api = *runtime().api;
     // Members are built before this body runs; inputs_, outputs_ and run_options_ clean up if it throws.
     const PropertyKeys keys = property_keys(env);
-    std::vector<ByteRange> writable;  // before the inputs: one inside them is read in place
+    for (uint32_t i = 0; i < input_indices.Length(); ++i) {
+      input_names_.push_back(&metadata_name(native_->inputs, input_indices.Get(i), "input"));
+      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, borrowed_));
+    }
+    std::vector<ByteRange> taken;
     for (uint32_t i = 0; i < output_indices.Length(); ++i) {
       output_names_.push_back(&metadata_name(native_->outputs, output_indices.Get(i), "output"));
       outputs_.values.push_back(nullptr);
+      preallocated_.emplace_back();
       const Napi::Value given = preallocated.Get(i);
-      in_place_.push_back(given.IsObject());
-      if (!in_place_.back()) continue;
-      outputs_.values.back() = preallocated_output(*output_names_.back(), given.As<Napi::Object>(), keys, writable.emplace_back());
-      held_.push_back(Napi::Persistent(given.As<Napi::Object>()));
+      if (!given.IsObject()) continue;
+      // ORT hands a graph input that is also an output back as another value, never writing the one given.
+      const bool in_place = !is_input_name(*output_names_.back());
+      outputs_.values.back() = preallocated_output(*output_names_.back(), given.As<Napi::Object>(), keys, in_place, taken, borrowed_);
+      preallocated_.back() = Napi::Persistent(given.As<Napi::Object>());
     }
-    for (uint32_t i = 0; i < input_indices.Length(); ++i) {
-      input_names_.push_back(&metadata_name(native_->inputs, input_indices.Get(i), "input"));
-      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, writable, borrowed_));
-    }
-
     Napi::Value severity = run_options.Get("logSeverityLevel");
     if (severity.IsNumber()) check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
     Napi::Value tag = run_options.Get("tag");
@@ -205,23 +206,33 @@ class RunWorker : public PromiseWorker {
     });
   }
 
-  // The outputs in the order asked for; null for a pre-allocated one (written in place).
+  // The outputs in the order asked for; null for a pre-allocated one (filled, if ORT did not write it).
   Napi::Value result(Napi::Env env) override {
     Napi::Array results = Napi::Array::New(env, outputs_.values.size());
     std::unordered_set<const void*> wrapped;
     const PropertyKeys keys = property_keys(env);
     for (size_t i = 0; i < outputs_.values.size(); ++i) {
-      results.Set(static_cast<uint32_t>(i), in_place_[i] ? env.Null() : output_object(env, keys, outputs_.values[i], wrapped));
+      if (preallocated_[i].IsEmpty()) {
+        results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
+        continue;
+      }
+      fill_preallocated(*output_names_[i], preallocated_[i].Value(), keys, outputs_.values[i]);
+      results.Set(static_cast<uint32_t>(i), env.Null());
     }
     return results;
+  }
+
+  bool is_input_name(const std::string& name) const {
+    for (const ValueMetadata& input : native_->inputs)
+      if (input.name == name) return true;
+    return false;
   }
 
  private:
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
   std::vector<const std::string*> input_names_, output_names_;  // in native_'s metadata
-  std::vector<SharedOutput> borrowed_;  // earlier outputs read in place: released after inputs_
-  std::vector<bool> in_place_;  // per output: pre-allocated
-  std::vector<Napi::ObjectReference> held_;  // the pre-allocated outputs' tensors, alive through the run
+  std::vector<SharedOutput> borrowed_;  // memory of ours read or written in place: released after inputs_, outputs_
+  std::vector<Napi::ObjectReference> preallocated_;  // per output: the tensor given for it, or empty
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;
 };

@@ -158,6 +158,21 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
   return {static_cast<const uint8_t*>(source), expected};
 }
 
+// An external ArrayBuffer over `data`, the memory of `value`, which it owns from here with any later
+// run that reads or writes that memory in place. V8 counts an external ArrayBuffer's bytes itself and
+// collects it young: reporting them again (napi_adjust_external_memory) set off a full mark-compact
+// every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
+Napi::ArrayBuffer owned_array_buffer(Napi::Env env, OrtValue* value, void* data, size_t bytes) {
+  auto* holder = new SharedOutput(share_output(value, data, bytes));
+  return Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; });
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
 // A tensor over `memory` (one of no elements is ORT's own: there is nothing to point at).
 OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
   const OrtApi& api = *runtime().api;
@@ -176,21 +191,17 @@ OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, c
 }  // namespace
 
 OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                      const std::vector<ByteRange>& writable, std::vector<SharedOutput>& borrowed) {
+                      std::vector<SharedOutput>& borrowed) {
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   const std::vector<int64_t> dims = read_dims("input '" + name + "'", "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   Napi::Value data = tensor.Get(keys.data);
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
   const ByteRange memory = typed_array_bytes("input '" + name + "'", "ONEBIT_INPUT", type, dims, data);
-  // Inside a pre-allocated output of this run (past and present KV in one buffer): read in place,
-  // the run holds that tensor.
-  for (const ByteRange& output : writable)
-    if (memory.size > 0 && output.holds(memory.begin, memory.size)) return tensor_over(memory, type, dims);
-  // An earlier output fed back (a KV cache) is read in place; `borrowed` keeps its memory alive
-  // through the run even if the caller transfers or drops the buffer meanwhile.
-  if (SharedOutput output = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr) {
+  // Memory of ours (a KV cache fed back) is read in place; `borrowed` keeps it alive through the run
+  // even if the caller transfers or drops the buffer meanwhile.
+  if (SharedOutput owner = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr) {
     OrtValue* value = tensor_over(memory, type, dims);
-    borrowed.push_back(std::move(output));
+    borrowed.push_back(std::move(owner));
     return value;
   }
   // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
@@ -210,15 +221,64 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
   return value;
 }
 
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                              ByteRange& memory) {
+OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, bool in_place,
+                              std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed) {
+  const std::string what = "pre-allocated output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)
-    throw CodedError("ONEBIT_OUTPUT", "output '" + name + "': a string tensor cannot be pre-allocated (pass null for it)");
-  const std::string what = "pre-allocated output '" + name + "'";
+    throw CodedError("ONEBIT_OUTPUT", what + ": a string tensor cannot be pre-allocated (pass null for it)");
   const std::vector<int64_t> dims = read_dims(what, "ONEBIT_OUTPUT", tensor.Get(keys.dims).As<Napi::Array>());
-  memory = typed_array_bytes(what, "ONEBIT_OUTPUT", type, dims, tensor.Get(keys.data));
-  return tensor_over(memory, type, dims);
+  const ByteRange memory = typed_array_bytes(what, "ONEBIT_OUTPUT", type, dims, tensor.Get(keys.data));
+  for (const ByteRange& other : taken)
+    if (memory.overlaps(other))
+      throw CodedError("ONEBIT_OUTPUT", what + " shares memory with another pre-allocated output of this run: give each its own buffer");
+  taken.push_back(memory);
+  SharedOutput owner = in_place && memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr;
+  if (!owner) return nullptr;
+  OrtValue* value = tensor_over(memory, type, dims);
+  borrowed.push_back(std::move(owner));
+  return value;
+}
+
+void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value) {
+  const std::string what = "output '" + name + "'";
+  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
+  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_OUTPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  const TypeAndShape computed = type_and_shape(value);
+  if (computed.type != type || computed.dims != dims)
+    throw CodedError("ONEBIT_OUTPUT", what + " has shape " + dims_text(computed.dims) + " in this run, but its pre-allocated tensor has " +
+                                          dims_text(dims) + (computed.type != type ? " and another element type" : "") +
+                                          ": pre-allocate it with the output's shape for this run, or pass null for it");
+  // Read again: the buffer may have been detached or resized while the run was in flight.
+  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_OUTPUT", type, dims,
+                                             tensor.Get(keys.data));
+  if (memory.size == 0) return;
+  void* data = nullptr;
+  check(runtime().api->GetTensorMutableData(const_cast<OrtValue*>(value), &data));
+  if (data != memory.begin) std::memcpy(const_cast<uint8_t*>(memory.begin), data, memory.size);
+}
+
+Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
+  for (int64_t d : dims)
+    if (d < 0) throw CodedError("ONEBIT_INPUT", "allocateTensor: dims must not be negative");
+  const size_t bytes = byte_size(type, element_count(dims));
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING || (bytes == 0 && element_count(dims) > 0))
+    throw CodedError("ONEBIT_INPUT", "allocateTensor: element type " + std::to_string(type) + " is not one onebit-ep allocates");
+  const OrtApi& api = *runtime().api;
+  OrtAllocator* allocator = nullptr;
+  check(api.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue* value = nullptr;
+  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
+  void* data = nullptr;
+  OrtStatus* status = bytes > 0 ? api.GetTensorMutableData(value, &data) : nullptr;
+  if (status != nullptr) api.ReleaseValue(value);
+  check(status);
+  if (bytes == 0) {
+    api.ReleaseValue(value);
+    return Napi::ArrayBuffer::New(env, 0);
+  }
+  std::memset(data, 0, bytes);
+  return owned_array_buffer(env, value, data, bytes);
 }
 
 Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& value,
@@ -250,14 +310,8 @@ Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& v
     result.Set(keys.data, copy);
     return result;
   }
-  // The ArrayBuffer owns the OrtValue from here, with any later run that reads it as an input. V8
-  // counts an external ArrayBuffer's bytes itself and collects it young: reporting them again
-  // (napi_adjust_external_memory) set off a full mark-compact every few decode steps of SmolLM2
-  // (4-15 ms each, ~1/8 of the decode time).
-  SharedOutput owner = share_output(value, data, bytes);
+  result.Set(keys.data, owned_array_buffer(env, value, data, bytes));
   value = nullptr;
-  auto* holder = new SharedOutput(std::move(owner));
-  result.Set(keys.data, Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; }));
   return result;
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // onnxruntime-common tensors <-> OrtValue. Outputs are not copied: each becomes an ArrayBuffer over
-// the memory of its OrtValue, which lives until that ArrayBuffer is collected. An output fed back as
-// an input (a decoder's KV cache) is read in place, so a decoder step copies nothing in or out; the
-// caller must not write to it until that run resolves. A pre-allocated output (a tensor passed in
-// run()'s fetches) is written in place, and an input lying inside one is read in place: that is how
-// a decoder shares one buffer between past and present KV (GroupQueryAttention then appends to it
-// instead of copying it). Any other input is copied into an ORT-owned tensor when run() is called,
-// so the caller may transfer, detach, overwrite or share its buffer while the run is in flight.
+// the memory of its OrtValue, which lives until that ArrayBuffer is collected (allocate_tensor makes
+// such memory too, zeroed). That memory is read and written in place: an input lying inside it (a
+// decoder's KV cache fed back) is not copied, and a pre-allocated output over it (a tensor passed in
+// run()'s fetches) is written directly — past and present KV as one buffer, which GroupQueryAttention
+// then appends to instead of copying; the caller must leave it alone until that run resolves. JS
+// memory is never read or written by a run in flight, since it can be transferred, detached or
+// resized meanwhile: any other input is copied into an ORT-owned tensor when run() is called, and
+// any other pre-allocated output is filled from ORT's output when the run resolves.
 #pragma once
 #include <napi.h>
 #include <onnxruntime_c_api.h>
@@ -19,29 +20,35 @@
 
 namespace onebit::node {
 
-// The memory of this run's pre-allocated outputs.
+// `tensor` is {type: ONNX element type number, dims: number[], data: TypedArray | string[]}.
+// Throws CodedError("ONEBIT_INPUT") naming `name` if the data does not fit type and dims, or its
+// buffer is detached. A typed array over a SharedArrayBuffer is copied like any other; one over
+// memory of ours is not, and its owner is added to `borrowed`, which must outlive the returned value.
+OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                      std::vector<SharedOutput>& borrowed);
+
 struct ByteRange {
   const uint8_t* begin = nullptr;
   size_t size = 0;
-  bool holds(const void* data, size_t bytes) const {
-    const auto* p = static_cast<const uint8_t*>(data);
-    return p >= begin && bytes <= size && static_cast<size_t>(p - begin) <= size - bytes;
-  }
+  bool overlaps(const ByteRange& o) const { return size > 0 && o.size > 0 && begin < o.begin + o.size && o.begin < begin + size; }
 };
 
-// `tensor` is {type: ONNX element type number, dims: number[], data: TypedArray | string[]}.
-// Throws CodedError("ONEBIT_INPUT") naming `name` if the data does not fit type and dims, or its
-// buffer is detached. A typed array over a SharedArrayBuffer is copied like any other; one inside
-// a pre-allocated output of this run (`writable`) is not, nor one over an earlier output's memory,
-// whose owner is then added to `borrowed`, which must outlive the returned value.
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                      const std::vector<ByteRange>& writable, std::vector<SharedOutput>& borrowed);
+// A tensor given for output `name` in run()'s fetches (same form as an input, no strings).
+// Throws CodedError("ONEBIT_OUTPUT") naming it if its data does not fit type and dims, its buffer is
+// detached, or it shares memory with one already in `taken` (this run's others, added to).
+// Over memory of ours, when `in_place` allows it: a tensor for ORT to write into, its owner added to
+// `borrowed`. Otherwise null: ORT allocates the output and fill_preallocated copies it into `tensor`.
+OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, bool in_place,
+                              std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
 
-// A tensor over the memory of `tensor` (same form as an input), which ORT writes the output `name`
-// into. Throws CodedError("ONEBIT_OUTPUT") naming it if it is a string tensor, its data does not fit
-// type and dims, or its buffer is detached. The caller keeps `tensor` alive until the run ends.
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                              ByteRange& memory);
+// Copies the output `value` ORT computed into `tensor`, the pre-allocated output it was given for,
+// unless it is that tensor's memory already. Throws CodedError("ONEBIT_OUTPUT") naming the output if
+// its type or shape differ, or the tensor's buffer was detached or resized during the run.
+void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
+
+// A zeroed tensor of `type` and `dims` in memory of ours, as an ArrayBuffer: a pre-allocated output
+// over it is written in place (CodedError("ONEBIT_INPUT") for a type we do not carry).
+Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const std::vector<int64_t>& dims);
 
 // {type, dims, data: ArrayBuffer | string[]} for an output; {isTensor: false} for non-tensors.
 // Takes `value` (sets it to null) when its ArrayBuffer wraps its memory. `wrapped` holds the data

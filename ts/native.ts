@@ -85,6 +85,8 @@ interface NativeAddon {
   load(ortLibraryPath: string, epLibraryPath: string): RuntimeInfo;
   createSession(model: string | Uint8Array, config: NativeSessionConfig): Promise<NativeSession>;
   processCounters(): Record<string, number>;
+  /** A zeroed buffer of `dims` elements of ONNX type `type` in memory the addon owns (runs read and write it in place). */
+  allocateTensor(type: number, dims: number[]): ArrayBuffer;
   probe(options: ProbeOptions): Promise<RawProbeResult>;
   readonly constants: NativeConstants;
   /** The EP's own routes-file reader: the entries, or throws (code ONEBIT_OPTION) naming the line. */

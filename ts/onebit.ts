@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public `onebit` object: registration, counters, library paths.
-import type { InferenceSession } from 'onnxruntime-node';
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 import { OnebitBackend } from './backend.js';
 import { toCounters, type OnebitCounters } from './counters.js';
-import { OnebitError } from './errors.js';
+import { isSupportedDataType, onnxTypeOf, SUPPORTED_DATA_TYPES, typedArrayOf } from './dtypes.js';
+import { fromNativeError, OnebitError, OnebitInputError } from './errors.js';
 import { epLibraryPath, loadNative, ortLibraryPath, type RuntimeInfo } from './native.js';
 import { BACKEND_NAME } from './options.js';
 import { OnebitSessionHandler } from './session_handler.js';
@@ -15,12 +16,13 @@ const BACKEND_PRIORITY = -1;
 const backend = new OnebitBackend();
 let backendRegistered = false;
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ortNode = () => require('onnxruntime-node') as typeof import('onnxruntime-node');
+
 /** Registers the backend in the CJS onnxruntime-common registry that onnxruntime-node's sessions use. */
 function registerBackend(): void {
   if (backendRegistered) return;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const ort = require('onnxruntime-node') as typeof import('onnxruntime-node');
-  ort.registerBackend(BACKEND_NAME, backend, BACKEND_PRIORITY);
+  ortNode().registerBackend(BACKEND_NAME, backend, BACKEND_PRIORITY);
   backendRegistered = true;
 }
 
@@ -56,6 +58,27 @@ export const onebit = {
   /** The counters summed over every session of this process. */
   processCounters(): OnebitCounters {
     return toCounters(loadNative().addon.processCounters());
+  },
+
+  /**
+   * A zeroed CPU tensor in memory the addon owns. In a run's fetches it is written in place while
+   * the run is in flight (a tensor over JS memory is filled when the run resolves instead, since JS
+   * memory can be transferred or resized meanwhile); as an input it is read in place. One such
+   * tensor can so be a decoder's KV cache as both past input and present output. Leave it alone
+   * while a run that uses it is in flight.
+   */
+  allocateTensor(type: Tensor.Type, dims: readonly number[]): Tensor {
+    if (type === 'string' || !isSupportedDataType(type))
+      throw new OnebitInputError(`allocateTensor: type ${type} is not one onebit-ep allocates; supported: ${SUPPORTED_DATA_TYPES.filter((t) => t !== 'string').join(', ')}`);
+    if (!dims.every((d) => Number.isSafeInteger(d) && d >= 0))
+      throw new OnebitInputError(`allocateTensor: dims [${dims.join(', ')}] must be non-negative integers`);
+    let buffer: ArrayBuffer;
+    try {
+      buffer = loadNative().addon.allocateTensor(onnxTypeOf(type), [...dims]);
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+    return new (ortNode().Tensor)(type, typedArrayOf(type, buffer) as never, dims);
   },
 
   /** Absolute path of libonebit_ep.so, to register the same EP in another ORT host. */

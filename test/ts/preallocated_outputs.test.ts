@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensors given in run()'s fetches are pre-allocated outputs, as onnxruntime-common defines them:
-// ORT writes into their memory and run() returns those same objects. An input lying inside one is
-// read in place (the shared past/present KV buffers of smollm2.test.ts rely on it). A fetch that
-// does not fit the output is a clear error before or from ORT, naming the output.
+// run() fills them and returns those same objects. Over JS memory they are filled when the run
+// resolves (JS memory can be detached or resized while a run is in flight: that is an error then,
+// never a write into freed memory); over memory of the addon's (onebit.allocateTensor, an earlier
+// output) ORT writes them in place, and an input inside one is read in place (smollm2.test.ts: the
+// shared past/present KV buffers). A fetch that does not fit is a clear error naming the output.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { exactQdq, int8Input, qdqGroup } from './helpers/models.js';
-import { ort } from './helpers/package.js';
+import { DataType, model, node, tensor, valueInfo } from '../../ts/model/onnx_graph.js';
+import { exactQdq, int8Input, qdqGroup, qdqGroupModel } from './helpers/models.js';
+import { ort, pkg } from './helpers/package.js';
 
 const group = qdqGroup(64, 64);
 const onebit = { executionProviders: [{ name: 'onebit', device: 'none' } as never] };
@@ -18,9 +21,11 @@ describe('pre-allocated outputs', () => {
   });
   afterAll(async () => session?.release());
 
-  it('are written in place and returned as the same tensors, run after run', async () => {
-    const y = new ort.Tensor('int8', new Int8Array(5 * group.n).fill(77), [5, group.n]);
-    for (const seed of [1, 2]) {
+  it('over JS memory or the addon\'s, are filled and returned as the same tensors, run after run', async () => {
+    const js = new ort.Tensor('int8', new Int8Array(5 * group.n).fill(77), [5, group.n]);
+    const ours = pkg.onebit.allocateTensor('int8', [5, group.n]);
+    expect(Array.from(ours.data as Int8Array).every((v) => v === 0)).toBe(true);
+    for (const [seed, y] of [[1, js], [2, js], [3, ours], [4, ours]] as const) {
       const x = int8Input(5 * group.k, seed);
       const out = await session.run({ x_q: new ort.Tensor('int8', x, [5, group.k]) }, { y_q: y });
       expect(out.y_q).toBe(y);
@@ -28,28 +33,80 @@ describe('pre-allocated outputs', () => {
     }
   });
 
-  it('an input inside a pre-allocated output is read in place, before the output is written', async () => {
-    // x and y one buffer (the group is square): the result is still that of x's values.
-    const buffer = int8Input(3 * group.k, 4);
-    const expected = exactQdq(group, Int8Array.from(buffer), 3);
-    const shared = new ort.Tensor('int8', buffer, [3, group.k]);
-    await session.run({ x_q: shared }, { y_q: shared });
-    expect(Array.from(buffer)).toEqual(Array.from(expected));
+  it('an input in the same buffer as the output gives the result of its values', async () => {
+    // x and y one buffer (the group is square): copied in for JS memory, read in place for ours
+    // (the EP reads its whole activation before it writes).
+    for (const make of [(b: Int8Array) => new ort.Tensor('int8', b, [3, group.k]), (b: Int8Array) => {
+      const t = pkg.onebit.allocateTensor('int8', [3, group.k]);
+      (t.data as Int8Array).set(b);
+      return t;
+    }]) {
+      const values = int8Input(3 * group.k, 4);
+      const expected = Array.from(exactQdq(group, values, 3));
+      const shared = make(values);
+      await session.run({ x_q: shared }, { y_q: shared });
+      expect(Array.from(shared.data as Int8Array)).toEqual(expected);
+    }
   });
 
-  it('of the wrong type, shape or kind are refused, naming the output', async () => {
+  it('of the wrong type, shape or kind, or sharing memory, are refused, naming the output', async () => {
     const x = new ort.Tensor('int8', int8Input(2 * group.k), [2, group.k]);
     await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('float32', new Float32Array(2 * group.n), [2, group.n]) }))
       .rejects.toThrow(/pre-allocated output 'y_q' is float32, but the model expects int8/);
     await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(3 * group.n), [3, group.n]) }))
-      .rejects.toThrow(/y_q/);
+      .rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
+    await expect(session.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, group.n]) })).rejects.toThrow(/y_q/);
     await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n, 1]) }))
       .rejects.toThrow(/pre-allocated output 'y_q' has shape \[2, 64, 1\], but the model expects/);
     const detached = new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n]);
     structuredClone((detached.data as Int8Array).buffer, { transfer: [(detached.data as Int8Array).buffer] });
-    await expect(session.run({ x_q: x }, { y_q: detached }))
-      .rejects.toThrow(/pre-allocated output 'y_q'.*detached/);
+    await expect(session.run({ x_q: x }, { y_q: detached })).rejects.toThrow(/pre-allocated output 'y_q'.*detached/);
+    // Two outputs over one buffer: the group's output and its dequantized input.
+    const twoOutputs = await ort.InferenceSession.create(qdqGroupModel(group, { extraOutputs: [valueInfo('x_f', DataType.FLOAT, ['rows', group.k])] }), onebit);
+    const buffer = new ArrayBuffer(4 * 2 * group.k);
+    await expect(twoOutputs.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(buffer, 0, 2 * group.n), [2, group.n]),
+      x_f: new ort.Tensor('float32', new Float32Array(buffer), [2, group.k]) }))
+      .rejects.toThrow(/pre-allocated output 'x_f' shares memory with another pre-allocated output/);
+    await twoOutputs.release();
     // The session is still usable after each refusal.
     expect(Array.from((await session.run({ x_q: x })).y_q.data as Int8Array)).toEqual(Array.from(exactQdq(group, x.data as Int8Array, 2)));
+  });
+
+  it('over JS memory detached or shrunk while the run is in flight: an error, no write into it', async () => {
+    const rows = 4096;
+    const x = new ort.Tensor('int8', int8Input(rows * group.k), [rows, group.k]);
+    const moved = new ort.Tensor('int8', new Int8Array(rows * group.n), [rows, group.n]);
+    const running = session.run({ x_q: x }, { y_q: moved });
+    const taken = structuredClone((moved.data as Int8Array).buffer, { transfer: [(moved.data as Int8Array).buffer] });
+    await expect(running).rejects.toThrow(/pre-allocated output 'y_q' \(after the run\).*detached/);
+    expect(new Int8Array(taken).every((v) => v === 0)).toBe(true);
+    const resizable = new ArrayBuffer(rows * group.n, { maxByteLength: rows * group.n });
+    const shrunk = new ort.Tensor('int8', new Int8Array(resizable, 0, rows * group.n), [rows, group.n]);
+    const shrinking = session.run({ x_q: x }, { y_q: shrunk });
+    resizable.resize(16);
+    await expect(shrinking).rejects.toThrow(/pre-allocated output 'y_q' \(after the run\)/);
+  });
+
+  it('a graph input that is also an output is filled with the input', async () => {
+    const passthrough = model({
+      name: 'passthrough',
+      node: [node('Add', ['x', 'one'], ['y'])],
+      initializer: [tensor('one', DataType.FLOAT, [], new Uint8Array(new Float32Array([1]).buffer))],
+      input: [valueInfo('x', DataType.FLOAT, [3])],
+      output: [valueInfo('x', DataType.FLOAT, [3]), valueInfo('y', DataType.FLOAT, [3])],
+    });
+    const s = await ort.InferenceSession.create(passthrough, onebit);
+    for (const given of [new ort.Tensor('float32', new Float32Array(3).fill(-1), [3]), pkg.onebit.allocateTensor('float32', [3])]) {
+      const out = await s.run({ x: new ort.Tensor('float32', Float32Array.from([1, 2, 3]), [3]) }, { x: given, y: null });
+      expect(Array.from(given.data as Float32Array)).toEqual([1, 2, 3]);
+      expect(Array.from(out.y.data as Float32Array)).toEqual([2, 3, 4]);
+    }
+    await s.release();
+  });
+
+  it('allocateTensor refuses what it cannot allocate', () => {
+    expect(() => pkg.onebit.allocateTensor('string', [2])).toThrow(/type string is not one onebit-ep allocates/);
+    expect(() => pkg.onebit.allocateTensor('float32', [2, -1])).toThrow(/must be non-negative integers/);
+    expect(pkg.onebit.allocateTensor('float32', [0, 4]).dims).toEqual([0, 4]);
   });
 });

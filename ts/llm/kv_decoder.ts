@@ -3,11 +3,14 @@
 // buffer per past_* input, [1, kv_heads, capacity, head_dim], passed as that input and as the
 // matching present_* output (pre-allocated: the same memory), so GroupQueryAttention appends each
 // call's keys and values in place instead of copying the whole cache into new tensors; the
-// attention_mask's length tells it how many rows are valid. The buffers double when full.
+// attention_mask's length tells it how many rows are valid. The buffers double when full. They are
+// onebit.allocateTensor's: memory a run in flight may write (JS memory the backend only fills when a
+// run resolves, which would leave past and present two buffers).
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 import { OnebitInputError } from '../errors.js';
 import type { Smollm2Files } from '../model/smollm2.js';
+import { onebit } from '../onebit.js';
 
 type TensorConstructor = new (type: string, data: unknown, dims: readonly number[]) => Tensor;
 
@@ -62,11 +65,12 @@ export class KvDecoder {
   #grow(capacity: number): void {
     const { kv_heads: heads, head_dim: dim } = this.#files.config;
     this.#cache = this.#files.pastNames.map((_, i) => {
-      const data = new Float32Array(heads * capacity * dim);
+      const grown = onebit.allocateTensor('float32', [1, heads, capacity, dim]);
+      const data = grown.data as Float32Array;
       const old = this.#cache[i]?.data as Float32Array | undefined;
       for (let h = 0; old && h < heads; ++h)
         data.set(old.subarray(h * this.#capacity * dim, (h * this.#capacity + this.#length) * dim), h * capacity * dim);
-      return new this.#Tensor('float32', data, [1, heads, capacity, dim]);
+      return grown;
     });
     this.#capacity = capacity;
   }
