@@ -34,10 +34,8 @@ Napi::Value allocate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   try {
     runtime();
-    Napi::Array array = info[1].As<Napi::Array>();
-    std::vector<int64_t> dims(array.Length());
-    for (uint32_t i = 0; i < dims.size(); ++i) dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
-    return allocate_tensor(env, static_cast<ONNXTensorElementDataType>(info[0].As<Napi::Number>().Int32Value()), dims);
+    return allocate_tensor(env, static_cast<ONNXTensorElementDataType>(info[0].As<Napi::Number>().Int32Value()),
+                           info[1].As<Napi::Array>());
   } catch (const CodedError& e) {
     throw to_js_error(env, e);
   }

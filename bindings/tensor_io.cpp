@@ -40,13 +40,24 @@ size_t byte_size(ONNXTensorElementDataType type, size_t count) {
   }
 }
 
-// `what` names the tensor in the error (code `code`) for a negative dimension.
+// The most bytes one JS ArrayBuffer holds here (Node 20: 4 GiB); wrapping more fails inside
+// node-addon-api in a way that freed our finalizer's data twice.
+constexpr size_t kMaxArrayBufferBytes = size_t{1} << 32;
+
+// `what` names the tensor in the error (code `code`) for a negative dimension, or more elements
+// than a JS ArrayBuffer holds (their byte count could wrap around).
 std::vector<int64_t> read_dims(const std::string& what, const char* code, const Napi::Array& array) {
   std::vector<int64_t> dims(array.Length());
+  uint64_t count = 1;
+  bool empty = false, too_many = false;
   for (uint32_t i = 0; i < dims.size(); ++i) {
     dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
     if (dims[i] < 0) throw CodedError(code, what + " has a negative dimension");
+    empty = empty || dims[i] == 0;
+    too_many = __builtin_mul_overflow(count, static_cast<uint64_t>(dims[i]), &count) || too_many;
   }
+  if (!empty && (too_many || count > kMaxArrayBufferBytes))
+    throw CodedError(code, what + " has more elements than a JS ArrayBuffer holds (4 GiB)");
   return dims;
 }
 
@@ -158,11 +169,14 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
   return {static_cast<const uint8_t*>(source), expected};
 }
 
-// An external ArrayBuffer over `data`, the memory of `value`, which it owns from here with any later
+// An external ArrayBuffer over `data`, the memory of `value`, which it owns from here (once it
+// returns) with any later
 // run that reads or writes that memory in place. V8 counts an external ArrayBuffer's bytes itself and
 // collects it young: reporting them again (napi_adjust_external_memory) set off a full mark-compact
 // every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
 Napi::ArrayBuffer owned_array_buffer(Napi::Env env, OrtValue* value, void* data, size_t bytes) {
+  if (bytes > kMaxArrayBufferBytes)  // value stays the caller's
+    throw CodedError("ONEBIT_OUTPUT", "a tensor of " + std::to_string(bytes) + " bytes: more than a JS ArrayBuffer holds (4 GiB)");
   auto* holder = new SharedOutput(share_output(value, data, bytes));
   return Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; });
 }
@@ -226,12 +240,12 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
   const std::string what = "pre-allocated output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)
-    throw CodedError("ONEBIT_OUTPUT", what + ": a string tensor cannot be pre-allocated (pass null for it)");
-  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_OUTPUT", tensor.Get(keys.dims).As<Napi::Array>());
-  const ByteRange memory = typed_array_bytes(what, "ONEBIT_OUTPUT", type, dims, tensor.Get(keys.data));
+    throw CodedError("ONEBIT_INPUT", what + ": a string tensor cannot be pre-allocated (pass null for it)");
+  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  const ByteRange memory = typed_array_bytes(what, "ONEBIT_INPUT", type, dims, tensor.Get(keys.data));
   for (const ByteRange& other : taken)
     if (memory.overlaps(other))
-      throw CodedError("ONEBIT_OUTPUT", what + " shares memory with another pre-allocated output of this run: give each its own buffer");
+      throw CodedError("ONEBIT_INPUT", what + " shares memory with another pre-allocated output of this run: give each its own buffer");
   taken.push_back(memory);
   SharedOutput owner = in_place && memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr;
   if (!owner) return nullptr;
@@ -243,14 +257,14 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value) {
   const std::string what = "output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_OUTPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   const TypeAndShape computed = type_and_shape(value);
   if (computed.type != type || computed.dims != dims)
-    throw CodedError("ONEBIT_OUTPUT", what + " has shape " + dims_text(computed.dims) + " in this run, but its pre-allocated tensor has " +
+    throw CodedError("ONEBIT_INPUT", what + " has shape " + dims_text(computed.dims) + " in this run, but its pre-allocated tensor has " +
                                           dims_text(dims) + (computed.type != type ? " and another element type" : "") +
                                           ": pre-allocate it with the output's shape for this run, or pass null for it");
   // Read again: the buffer may have been detached or resized while the run was in flight.
-  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_OUTPUT", type, dims,
+  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT", type, dims,
                                              tensor.Get(keys.data));
   if (memory.size == 0) return;
   void* data = nullptr;
@@ -258,25 +272,23 @@ void fill_preallocated(const std::string& name, const Napi::Object& tensor, cons
   if (data != memory.begin) std::memcpy(const_cast<uint8_t*>(memory.begin), data, memory.size);
 }
 
-Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
-  for (int64_t d : dims)
-    if (d < 0) throw CodedError("ONEBIT_INPUT", "allocateTensor: dims must not be negative");
+Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const Napi::Array& dims_array) {
+  const std::vector<int64_t> dims = read_dims("allocateTensor: the tensor", "ONEBIT_INPUT", dims_array);
   const size_t bytes = byte_size(type, element_count(dims));
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING || (bytes == 0 && element_count(dims) > 0))
     throw CodedError("ONEBIT_INPUT", "allocateTensor: element type " + std::to_string(type) + " is not one onebit-ep allocates");
+  if (bytes > kMaxArrayBufferBytes)
+    throw CodedError("ONEBIT_INPUT", "allocateTensor: " + std::to_string(bytes) + " bytes is more than a JS ArrayBuffer holds (4 GiB)");
+  if (bytes == 0) return Napi::ArrayBuffer::New(env, 0);
   const OrtApi& api = *runtime().api;
   OrtAllocator* allocator = nullptr;
   check(api.GetAllocatorWithDefaultOptions(&allocator));
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
   void* data = nullptr;
-  OrtStatus* status = bytes > 0 ? api.GetTensorMutableData(value, &data) : nullptr;
+  OrtStatus* status = api.GetTensorMutableData(value, &data);
   if (status != nullptr) api.ReleaseValue(value);
   check(status);
-  if (bytes == 0) {
-    api.ReleaseValue(value);
-    return Napi::ArrayBuffer::New(env, 0);
-  }
   std::memset(data, 0, bytes);
   return owned_array_buffer(env, value, data, bytes);
 }

@@ -34,7 +34,7 @@ struct ByteRange {
 };
 
 // A tensor given for output `name` in run()'s fetches (same form as an input, no strings).
-// Throws CodedError("ONEBIT_OUTPUT") naming it if its data does not fit type and dims, its buffer is
+// Throws CodedError("ONEBIT_INPUT") naming it if its data does not fit type and dims, its buffer is
 // detached, or it shares memory with one already in `taken` (this run's others, added to).
 // Over memory of ours, when `in_place` allows it: a tensor for ORT to write into, its owner added to
 // `borrowed`. Otherwise null: ORT allocates the output and fill_preallocated copies it into `tensor`.
@@ -42,13 +42,15 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
                               std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
 
 // Copies the output `value` ORT computed into `tensor`, the pre-allocated output it was given for,
-// unless it is that tensor's memory already. Throws CodedError("ONEBIT_OUTPUT") naming the output if
+// unless it is that tensor's memory already. Throws CodedError("ONEBIT_INPUT") naming the output if
 // its type or shape differ, or the tensor's buffer was detached or resized during the run.
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
 
-// A zeroed tensor of `type` and `dims` in memory of ours, as an ArrayBuffer: a pre-allocated output
-// over it is written in place (CodedError("ONEBIT_INPUT") for a type we do not carry).
-Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const std::vector<int64_t>& dims);
+// A zeroed tensor of `type` and `dims` (a JS array) in memory of ours, as an ArrayBuffer: a
+// pre-allocated output over it is written in place. CodedError("ONEBIT_INPUT") for a type we do
+// not carry, bad dims, or more than an ArrayBuffer holds. Its memory returns when V8 collects the
+// buffer, whose finalizer runs as the event loop turns (not inside one synchronous loop).
+Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const Napi::Array& dims);
 
 // {type, dims, data: ArrayBuffer | string[]} for an output; {isTensor: false} for non-tensors.
 // Takes `value` (sets it to null) when its ArrayBuffer wraps its memory. `wrapped` holds the data

@@ -10,6 +10,7 @@ export type OnebitErrorCode =
   | 'ONEBIT_ORT' // ONNX Runtime reported an error
   | 'ONEBIT_DISPOSED' // the session was released
   | 'ONEBIT_NOT_ONEBIT_SESSION' // counters() asked of a session another backend runs
+  | 'ONEBIT_OUTPUT' // an output JS cannot carry (a type it has no array for, over 4 GiB)
   | 'ONEBIT_INTERNAL';
 
 export class OnebitError extends Error {
@@ -73,9 +74,10 @@ export function fromNativeError(error: unknown): Error {
       return new OnebitSessionDisposedError(error.message);
     case 'ONEBIT_ORT':
       return new OnebitRuntimeError(error.message);
+    case 'ONEBIT_OUTPUT':
+      return new OnebitError('ONEBIT_OUTPUT', error.message);
     case 'ONEBIT_NOT_INITIALIZED':
     case 'ONEBIT_NO_COUNTERS':
-    case 'ONEBIT_OUTPUT':
     case 'ONEBIT_INTERNAL':
       return new OnebitError('ONEBIT_INTERNAL', error.message);
     default:

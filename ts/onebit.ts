@@ -64,14 +64,17 @@ export const onebit = {
    * A zeroed CPU tensor in memory the addon owns. In a run's fetches it is written in place while
    * the run is in flight (a tensor over JS memory is filled when the run resolves instead, since JS
    * memory can be transferred or resized meanwhile); as an input it is read in place. One such
-   * tensor can so be a decoder's KV cache as both past input and present output. Leave it alone
-   * while a run that uses it is in flight.
+   * tensor can so be a decoder's KV cache as both past input and present output: an input and an
+   * output over the same memory is for operators that work in place (GroupQueryAttention's shared
+   * KV buffer, elementwise ones). Leave it alone while a run that uses it is in flight. Its memory
+   * returns when the tensor is collected and the event loop turns: allocate once and reuse, not in
+   * a synchronous loop.
    */
   allocateTensor(type: Tensor.Type, dims: readonly number[]): Tensor {
     if (type === 'string' || !isSupportedDataType(type))
       throw new OnebitInputError(`allocateTensor: type ${type} is not one onebit-ep allocates; supported: ${SUPPORTED_DATA_TYPES.filter((t) => t !== 'string').join(', ')}`);
-    if (!dims.every((d) => Number.isSafeInteger(d) && d >= 0))
-      throw new OnebitInputError(`allocateTensor: dims [${dims.join(', ')}] must be non-negative integers`);
+    if (!Array.isArray(dims) || !dims.every((d) => Number.isSafeInteger(d) && d >= 0))
+      throw new OnebitInputError(`allocateTensor: dims ${JSON.stringify(dims)} must be an array of non-negative integers`);
     let buffer: ArrayBuffer;
     try {
       buffer = loadNative().addon.allocateTensor(onnxTypeOf(type), [...dims]);

@@ -104,9 +104,23 @@ describe('pre-allocated outputs', () => {
     await s.release();
   });
 
-  it('allocateTensor refuses what it cannot allocate', () => {
-    expect(() => pkg.onebit.allocateTensor('string', [2])).toThrow(/type string is not one onebit-ep allocates/);
-    expect(() => pkg.onebit.allocateTensor('float32', [2, -1])).toThrow(/must be non-negative integers/);
+  it('allocateTensor refuses what it cannot allocate, with an input error', () => {
+    const refused = (type: string, dims: unknown, message: RegExp) => {
+      expect(() => pkg.onebit.allocateTensor(type as never, dims as never)).toThrow(message);
+      expect(() => pkg.onebit.allocateTensor(type as never, dims as never)).toThrow(pkg.OnebitInputError);
+    };
+    refused('string', [2], /type string is not one onebit-ep allocates/);
+    refused('float32', [2, -1], /must be an array of non-negative integers/);
+    refused('float32', 5, /must be an array of non-negative integers/);
+    // More than one ArrayBuffer holds, also where the byte count would wrap around to 0.
+    refused('float32', [2 ** 30 + 1], /4294967300 bytes is more than a JS ArrayBuffer holds/);
+    refused('float64', [2 ** 31, 2 ** 31], /more elements than a JS ArrayBuffer holds/);
     expect(pkg.onebit.allocateTensor('float32', [0, 4]).dims).toEqual([0, 4]);
+  });
+
+  it('dims whose element count wraps around are refused for an input too', async () => {
+    // 2^58 x 64 elements: 2^64 bytes, 0 in 64 bits, which an empty buffer would have matched.
+    await expect(session.run({ x_q: { type: 'int8', dims: [2 ** 58, group.k], data: new Int8Array(0), location: 'cpu' } as never }))
+      .rejects.toThrow(/input 'x_q' has more elements than a JS ArrayBuffer holds/);
   });
 });
