@@ -37,7 +37,7 @@ void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job
 }  // namespace
 
 bool streams_float_output(int64_t M, int64_t N, const void* y) {
-  constexpr int64_t kStreamBytes = int64_t{2} << 20;
+  constexpr int64_t kStreamBytes = int64_t{1} << 20;
   return M * N * 4 >= kStreamBytes && reinterpret_cast<uintptr_t>(y) % 64 == 0 && (N * 4) % 64 == 0;
 }
 

@@ -155,7 +155,7 @@ CASES = [
     ("fused_dql_k1", [(1, 1), (9, 1)], [(1, 8)], True, True, QuantType.QInt8),
     ("fused_dql_k13", [(1, 13), (3, 13), (0, 13)], [(13, 20)], False, True, QuantType.QInt8),
     ("fused_dql_k300", [(1, 300), (17, 300)], [(300, 40)], True, True, QuantType.QInt8),
-    # Outputs of 2 MiB and more are written with streaming stores (engine/host_leg.h).
+    # Outputs of 1 MiB and more are written with streaming stores (engine/host_leg.h).
     ("streamed_output", [(1024, 64), (1100, 64)], [(64, 512)], True, True, QuantType.QInt8),
 ]
 
