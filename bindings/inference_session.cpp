@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "js_error.h"
@@ -115,6 +116,9 @@ class CreateSessionWorker : public PromiseWorker {
     check(status);
     native->inputs = read_metadata(native->session, true);
     native->outputs = read_metadata(native->session, false);
+    for (ValueMetadata& output : native->outputs)
+      output.also_input = std::any_of(native->inputs.begin(), native->inputs.end(),
+                                      [&](const ValueMetadata& input) { return input.name == output.name; });
     native_ = std::move(native);
   }
 
@@ -146,12 +150,12 @@ struct OwnedRunOptions {
   ~OwnedRunOptions() { runtime().api->ReleaseRunOptions(options); }
 };
 
-// The name of metadata entry `index` (a JS number), or an ONEBIT_INPUT error.
-const std::string& metadata_name(const std::vector<ValueMetadata>& all, const Napi::Value& index, const char* what) {
+// Metadata entry `index` (a JS number), or an ONEBIT_INPUT error.
+const ValueMetadata& metadata_entry(const std::vector<ValueMetadata>& all, const Napi::Value& index, const char* what) {
   const double i = index.IsNumber() ? index.As<Napi::Number>().DoubleValue() : -1;
   if (!(i >= 0 && i < static_cast<double>(all.size())) || i != static_cast<double>(static_cast<size_t>(i)))
     throw CodedError("ONEBIT_INPUT", std::string("run(): no ") + what + " at index " + index.ToString().Utf8Value());
-  return all[static_cast<size_t>(i)].name;
+  return all[static_cast<size_t>(i)];
 }
 
 class RunWorker : public PromiseWorker {
@@ -165,20 +169,24 @@ class RunWorker : public PromiseWorker {
     // Members are built before this body runs; inputs_, outputs_ and run_options_ clean up if it throws.
     const PropertyKeys keys = property_keys(env);
     for (uint32_t i = 0; i < input_indices.Length(); ++i) {
-      input_names_.push_back(&metadata_name(native_->inputs, input_indices.Get(i), "input"));
+      input_names_.push_back(&metadata_entry(native_->inputs, input_indices.Get(i), "input").name);
       inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, borrowed_));
     }
     std::vector<ByteRange> taken;
     for (uint32_t i = 0; i < output_indices.Length(); ++i) {
-      output_names_.push_back(&metadata_name(native_->outputs, output_indices.Get(i), "output"));
+      const ValueMetadata& output = metadata_entry(native_->outputs, output_indices.Get(i), "output");
+      output_names_.push_back(&output.name);
       outputs_.values.push_back(nullptr);
-      preallocated_.emplace_back();
+      copy_targets_.emplace_back();
       const Napi::Value given = preallocated.Get(i);
-      if (!given.IsObject()) continue;
+      sinks_.push_back(given.IsObject() ? Sink::InPlace : Sink::Returned);
+      if (sinks_.back() == Sink::Returned) continue;
       // ORT hands a graph input that is also an output back as another value, never writing the one given.
-      const bool in_place = !is_input_name(*output_names_.back());
-      outputs_.values.back() = preallocated_output(*output_names_.back(), given.As<Napi::Object>(), keys, in_place, taken, borrowed_);
-      preallocated_.back() = Napi::Persistent(given.As<Napi::Object>());
+      outputs_.values.back() =
+          preallocated_output(output.name, given.As<Napi::Object>(), keys, !output.also_input, taken, borrowed_);
+      if (outputs_.values.back() != nullptr) continue;
+      sinks_.back() = Sink::CopiedIn;
+      copy_targets_.back() = Napi::Persistent(given.As<Napi::Object>());
     }
     Napi::Value severity = run_options.Get("logSeverityLevel");
     if (severity.IsNumber()) check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
@@ -206,33 +214,31 @@ class RunWorker : public PromiseWorker {
     });
   }
 
-  // The outputs in the order asked for; null for a pre-allocated one (filled, if ORT did not write it).
+  // The outputs in the order asked for; null for a pre-allocated one (written in place, or filled now).
   Napi::Value result(Napi::Env env) override {
     Napi::Array results = Napi::Array::New(env, outputs_.values.size());
     std::unordered_set<const void*> wrapped;
     const PropertyKeys keys = property_keys(env);
     for (size_t i = 0; i < outputs_.values.size(); ++i) {
-      if (preallocated_[i].IsEmpty()) {
+      if (sinks_[i] == Sink::Returned) {
         results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
         continue;
       }
-      fill_preallocated(*output_names_[i], preallocated_[i].Value(), keys, outputs_.values[i]);
+      if (sinks_[i] == Sink::CopiedIn) fill_preallocated(*output_names_[i], copy_targets_[i].Value(), keys, outputs_.values[i]);
       results.Set(static_cast<uint32_t>(i), env.Null());
     }
     return results;
-  }
-
-  bool is_input_name(const std::string& name) const {
-    for (const ValueMetadata& input : native_->inputs)
-      if (input.name == name) return true;
-    return false;
   }
 
  private:
   std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
   std::vector<const std::string*> input_names_, output_names_;  // in native_'s metadata
   std::vector<SharedOutput> borrowed_;  // memory of ours read or written in place: released after inputs_, outputs_
-  std::vector<Napi::ObjectReference> preallocated_;  // per output: the tensor given for it, or empty
+  // Per output: ORT's value returned to JS, written in place into a given tensor over memory of ours,
+  // or copied into the given tensor (over JS memory) when the run resolves.
+  enum class Sink { Returned, InPlace, CopiedIn };
+  std::vector<Sink> sinks_;
+  std::vector<Napi::ObjectReference> copy_targets_;  // per output: the tensor a CopiedIn output fills, else empty
   OwnedValues inputs_, outputs_;
   OwnedRunOptions run_options_;
 };

@@ -87,6 +87,20 @@ TypeAndShape type_and_shape(const OrtValue* value) {
   return result;
 }
 
+// A tensor in memory ORT's default allocator owns; `data`, if given, receives its bytes' address
+// (the caller then fills them).
+OrtValue* ort_owned_tensor(ONNXTensorElementDataType type, const std::vector<int64_t>& dims, void** data = nullptr) {
+  const OrtApi& api = *runtime().api;
+  OrtAllocator* allocator = nullptr;
+  check(api.GetAllocatorWithDefaultOptions(&allocator));
+  OrtValue* value = nullptr;
+  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
+  OrtStatus* status = data != nullptr ? api.GetTensorMutableData(value, data) : nullptr;
+  if (status != nullptr) api.ReleaseValue(value);
+  check(status);
+  return value;
+}
+
 OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims, const Napi::Value& data) {
   const OrtApi& api = *runtime().api;
   if (!data.IsArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' is a string tensor: its data must be a string array");
@@ -100,10 +114,7 @@ OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims
     strings[i] = array.Get(i).ToString().Utf8Value();
     pointers[i] = strings[i].c_str();
   }
-  OrtAllocator* allocator = nullptr;
-  check(api.GetAllocatorWithDefaultOptions(&allocator));
-  OrtValue* value = nullptr;
-  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, &value));
+  OrtValue* value = ort_owned_tensor(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, dims);
   OrtStatus* status = api.FillStringTensor(value, pointers.data(), pointers.size());
   if (status != nullptr) api.ReleaseValue(value);
   check(status);
@@ -169,11 +180,10 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
   return {static_cast<const uint8_t*>(source), expected};
 }
 
-// An external ArrayBuffer over `data`, the memory of `value`, which it owns from here (once it
-// returns) with any later
-// run that reads or writes that memory in place. V8 counts an external ArrayBuffer's bytes itself and
-// collects it young: reporting them again (napi_adjust_external_memory) set off a full mark-compact
-// every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
+// An external ArrayBuffer over `data`, the memory of `value`, which it owns once this returns, with
+// any later run that reads or writes that memory in place. V8 counts an external ArrayBuffer's bytes
+// itself and collects it young: reporting them again (napi_adjust_external_memory) set off a full
+// mark-compact every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
 Napi::ArrayBuffer owned_array_buffer(Napi::Env env, OrtValue* value, void* data, size_t bytes) {
   if (bytes > kMaxArrayBufferBytes)  // value stays the caller's
     throw CodedError("ONEBIT_OUTPUT", "a tensor of " + std::to_string(bytes) + " bytes: more than a JS ArrayBuffer holds (4 GiB)");
@@ -189,15 +199,9 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 // A tensor over `memory` (one of no elements is ORT's own: there is nothing to point at).
 OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
-  const OrtApi& api = *runtime().api;
+  if (memory.size == 0) return ort_owned_tensor(type, dims);
   OrtValue* value = nullptr;
-  if (memory.size == 0) {
-    OrtAllocator* allocator = nullptr;
-    check(api.GetAllocatorWithDefaultOptions(&allocator));
-    check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
-    return value;
-  }
-  check(api.CreateTensorWithDataAsOrtValue(cpu_memory(), const_cast<uint8_t*>(memory.begin), memory.size,
+  check(runtime().api->CreateTensorWithDataAsOrtValue(cpu_memory(), const_cast<uint8_t*>(memory.begin), memory.size,
                                                       dims.data(), dims.size(), type, &value));
   return value;
 }
@@ -220,18 +224,10 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
   }
   // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
   // caller may transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
-  const OrtApi& api = *runtime().api;
-  OrtAllocator* allocator = nullptr;
-  check(api.GetAllocatorWithDefaultOptions(&allocator));
-  OrtValue* value = nullptr;
-  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
-  if (memory.size > 0) {
-    void* target = nullptr;
-    OrtStatus* status = api.GetTensorMutableData(value, &target);
-    if (status != nullptr) api.ReleaseValue(value);
-    check(status);
-    std::memcpy(target, memory.begin, memory.size);
-  }
+  if (memory.size == 0) return ort_owned_tensor(type, dims);
+  void* target = nullptr;
+  OrtValue* value = ort_owned_tensor(type, dims, &target);
+  std::memcpy(target, memory.begin, memory.size);
   return value;
 }
 
@@ -269,7 +265,7 @@ void fill_preallocated(const std::string& name, const Napi::Object& tensor, cons
   if (memory.size == 0) return;
   void* data = nullptr;
   check(runtime().api->GetTensorMutableData(const_cast<OrtValue*>(value), &data));
-  if (data != memory.begin) std::memcpy(const_cast<uint8_t*>(memory.begin), data, memory.size);
+  std::memcpy(const_cast<uint8_t*>(memory.begin), data, memory.size);
 }
 
 Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const Napi::Array& dims_array) {
@@ -280,15 +276,8 @@ Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type,
   if (bytes > kMaxArrayBufferBytes)
     throw CodedError("ONEBIT_INPUT", "allocateTensor: " + std::to_string(bytes) + " bytes is more than a JS ArrayBuffer holds (4 GiB)");
   if (bytes == 0) return Napi::ArrayBuffer::New(env, 0);
-  const OrtApi& api = *runtime().api;
-  OrtAllocator* allocator = nullptr;
-  check(api.GetAllocatorWithDefaultOptions(&allocator));
-  OrtValue* value = nullptr;
-  check(api.CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), type, &value));
   void* data = nullptr;
-  OrtStatus* status = api.GetTensorMutableData(value, &data);
-  if (status != nullptr) api.ReleaseValue(value);
-  check(status);
+  OrtValue* value = ort_owned_tensor(type, dims, &data);
   std::memset(data, 0, bytes);
   return owned_array_buffer(env, value, data, bytes);
 }

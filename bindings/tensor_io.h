@@ -41,9 +41,9 @@ struct ByteRange {
 OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, bool in_place,
                               std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
 
-// Copies the output `value` ORT computed into `tensor`, the pre-allocated output it was given for,
-// unless it is that tensor's memory already. Throws CodedError("ONEBIT_INPUT") naming the output if
-// its type or shape differ, or the tensor's buffer was detached or resized during the run.
+// Copies the output `value` ORT allocated into `tensor`, the pre-allocated output it was given for
+// (one preallocated_output left to ORT). Throws CodedError("ONEBIT_INPUT") naming the output if its
+// type or shape differ, or the tensor's buffer was detached or resized during the run.
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
 
 // A zeroed tensor of `type` and `dims` (a JS array) in memory of ours, as an ArrayBuffer: a
