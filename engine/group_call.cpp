@@ -12,14 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// This thread's prepared activation, its storage kept from call to call unless it grew huge.
-struct ReusedActivation {
-  PreparedActivation a;
-  void trim() {
-    if (a.quads.capacity() + 2 * a.pairs.capacity() > kKeptScratchBytes) a = PreparedActivation{};
-  }
-};
-
 uint64_t ns_since(Clock::time_point start) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
 }
@@ -33,13 +25,20 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
                     int32_t* acc, void* y) {
   const auto start = Clock::now();
-  const PackedWeights& w = g.weights[batch];
   ThreadReused<ReusedActivation> reused;
   prepare_activation(x, g.K, selected_k_group(), reused->a);
-  const PreparedActivation& prepared = reused->a;
+  CallResult result = run_call(g, site, batch, reused->a, epilogue, acc, y);
+  result.ns = ns_since(start);
+  return result;
+}
+
+CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& prepared,
+                    const Epilogue& epilogue, int32_t* acc, void* y) {
+  const auto start = Clock::now();
+  const PackedWeights& w = g.weights[batch];
   CallResult result;
   const bool has_device = site.device != nullptr && g.weights.size() == 1;
-  result.reason = choose_route(*site.policy, has_device, g.device.gemm != nullptr, g.K, g.N, x.M);
+  result.reason = choose_route(*site.policy, has_device, g.device.gemm != nullptr, g.K, g.N, prepared.M);
   if (result.reason == RouteReason::Device && !site.device->breaker().allow()) result.reason = RouteReason::BreakerOpen;
   if (result.reason == RouteReason::Device) {
     DeviceCall call = run_on_device(*site.device, g.device, prepared, w, acc);
@@ -53,7 +52,7 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
   }
   if (result.on_device()) {
     const auto epilogue_start = Clock::now();
-    epilogue.apply(acc, x.M, g.N, y);
+    epilogue.apply(acc, prepared.M, g.N, y);
     result.epilogue_ns = ns_since(epilogue_start);
   } else {
     run_host(prepared, w, epilogue, acc, y, site.tasks);

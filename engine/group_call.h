@@ -38,6 +38,11 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Act
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
                     int32_t* acc, void* y);
 
+// The same for an activation already prepared (quantized straight into the kernels' layout:
+// engine/activation_quantize.h); the result's time starts here.
+CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& x,
+                    const Epilogue& epilogue, int32_t* acc, void* y);
+
 // Adds a call's route, device work and time to the counters.
 void count_call(Counters& counters, const CallResult& call);
 

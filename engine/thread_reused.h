@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include "kernels/gemm_q8.h"
+
 namespace onebit {
 
 // Blocks above this are released when the call ends, so one huge call does not pin its memory
@@ -74,6 +76,14 @@ class ThreadReused {
   }
   T* held_ = nullptr;
   std::optional<T> own_;
+};
+
+// This thread's prepared activation, its storage kept from call to call unless it grew huge.
+struct ReusedActivation {
+  PreparedActivation a;
+  void trim() {
+    if (a.quads.capacity() + 2 * a.pairs.capacity() > kKeptScratchBytes) a = PreparedActivation{};
+  }
 };
 
 }  // namespace onebit

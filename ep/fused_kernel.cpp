@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fused_kernel.h"
 
+#include <chrono>
 #include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/activation_quantize.h"
 #include "engine/activation_scale.h"
 #include "engine/batch_broadcast.h"
 #include "engine/call_operand.h"
@@ -17,6 +19,8 @@
 namespace onebit {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // The weight a call multiplies by: the compiled one's dims, or those of this call's B.
 struct WeightDims {
@@ -95,17 +99,38 @@ void* output_data(OrtKernelContext* context, size_t index, const std::vector<int
 // quantize_dynamic group (read from its inputs, or computed here when it fuses its DQL). The
 // quantized values and the epilogue live in this thread's reused scratch.
 struct CallActivation {
-  const uint8_t* data = nullptr;
+  const uint8_t* data = nullptr;  // the quantized activation, unless `prepared` holds it
   int32_t zero_point = 0;
   int32_t w_zero_point = 0;  // a non-constant B's
   const Epilogue* epilogue = nullptr;
-  ThreadReused<UninitBuffer<uint8_t>> quantized;  // what this call quantized
+  // A float activation of one batch entry, quantized straight into the kernels' layout.
+  std::optional<ThreadReused<ReusedActivation>> prepared;
+  ThreadReused<UninitBuffer<uint8_t>> quantized;  // what this call quantized otherwise
   ThreadReused<Epilogue> own_epilogue;            // used when the activation scale is per call
 };
 
+// Quantizes a fused (Dynamic)QuantizeLinear's float input: into the kernels' layout over the
+// call's tasks when the call has one batch entry (of `rows` rows), else into a plain buffer that
+// each entry prepares. Returns the scale and zero point it quantized with.
+DynamicQuantization quantize_call_activation(const GroupPlan& plan, const float* x, size_t count, int64_t rows,
+                                             bool one_entry, uint8_t* x_quantized_out, const TaskRunner& tasks,
+                                             CallActivation& a) {
+  const ConstantQuantization constant{{plan.q_scale, plan.q_zero_point}, plan.x_zero_point};
+  const ConstantQuantization* fixed = plan.quantizes_x_static ? &constant : nullptr;
+  if (one_entry) {
+    a.prepared.emplace();
+    return quantize_activation(x, rows, plan.K, fixed, selected_k_group(), (*a.prepared)->a, x_quantized_out, tasks);
+  }
+  uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
+  a.data = quantized;
+  if (fixed == nullptr) return dynamic_quantize(x, count, quantized);
+  quantize_linear(x, count, fixed->quantize.scale, fixed->quantize.zero_point, quantized);
+  return fixed->quantize;
+}
+
 // `x_quantized_out`: where a fused (Dynamic)QuantizeLinear writes when other nodes read its output too.
 void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
-                     uint8_t* x_quantized_out, CallActivation& a) {
+                     const CallShape& shape, uint8_t* x_quantized_out, const TaskRunner& tasks, CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
   const void* data = nullptr;
   check(ort().GetTensorData(x, &data));
@@ -113,22 +138,20 @@ void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const
   a.zero_point = plan.x_zero_point;
   a.w_zero_point = plan.w_zero_point;
   a.epilogue = &plan.epilogue;
-  if (plan.quantizes_x) {
-    uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
-    const DynamicQuantization q = dynamic_quantize(static_cast<const float*>(data), count, quantized);
-    const KernelOutputs& out = kernel.outputs;
-    if (out.x_scale) *static_cast<float*>(output_data(context, *out.x_scale, {})) = q.scale;
-    if (out.x_zero_point) *static_cast<uint8_t*>(output_data(context, *out.x_zero_point, {})) = static_cast<uint8_t>(q.zero_point);
-    a.data = quantized;
-    a.zero_point = q.zero_point;
-    epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
-    a.epilogue = &*a.own_epilogue;
-    return;
-  }
-  if (plan.quantizes_x_static) {
-    uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
-    quantize_linear(static_cast<const float*>(data), count, plan.q_scale, plan.q_zero_point, quantized);
-    a.data = quantized;
+  if (plan.quantizes_x || plan.quantizes_x_static) {
+    const DynamicQuantization q =
+        quantize_call_activation(plan, static_cast<const float*>(data), count, shape.M,
+                                 shape.batches.x_entry.size() == 1, x_quantized_out, tasks, a);
+    if (plan.quantizes_x) {
+      const KernelOutputs& out = kernel.outputs;
+      if (out.x_scale) *static_cast<float*>(output_data(context, *out.x_scale, {})) = q.scale;
+      if (out.x_zero_point)
+        *static_cast<uint8_t*>(output_data(context, *out.x_zero_point, {})) = static_cast<uint8_t>(q.zero_point);
+      a.zero_point = q.zero_point;
+      epilogue_for_activation_scale(plan, q.scale, *a.own_epilogue);
+      a.epilogue = &*a.own_epilogue;
+      return;
+    }
   }
   const KernelInputs& in = kernel.inputs;
   if (in.x_zero_point)
@@ -185,16 +208,17 @@ void trace_call(TraceFile& file, const FusedGroup& group, int64_t rows, uint64_t
 }
 
 // One batch entry of `group` (the kernel's plan, or this call's packed B) through the engine,
-// then its counters, a warning for a device failure, and its trace event.
-void run_batch(SessionContext& session, FusedGroup& group, const CallSite& site, size_t batch, const Activation& a,
-               const Epilogue& epilogue, int32_t* acc, void* y) {
-  const uint64_t start_us = trace_clock_us();
-  const CallResult call = run_call(group, site, batch, a, epilogue, acc, y);
+// then its counters, a warning for a device failure, and its trace event; its time counts from
+// `start`, before its activation was quantized or prepared.
+void run_batch(SessionContext& session, FusedGroup& group, const CallSite& site, size_t batch,
+               const PreparedActivation& a, const Epilogue& epilogue, int32_t* acc, void* y, Clock::time_point start) {
+  CallResult call = run_call(group, site, batch, a, epilogue, acc, y);
+  call.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
   if (call.reason == RouteReason::Fallback && session.device_warnings.first_time(call.device_error))
     log(session.logger, ORT_LOGGING_LEVEL_WARNING,
         "onebit: " + group.name + ": device call failed, ran on the host: " + call.device_error);
   count_call(session.counters, call);
-  if (session.trace_file) trace_call(*session.trace_file, group, a.M, start_us, call);
+  if (session.trace_file) trace_call(*session.trace_file, group, a.M, trace_clock_us(start), call);
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
@@ -214,10 +238,11 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
     CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     try {
+      auto start = Clock::now();
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
       CallActivation x_call;
-      call_activation(kernel, context, x, x_count, x_quantized_out, x_call);
+      call_activation(kernel, context, x, x_count, shape, x_quantized_out, site.tasks, x_call);
       const Epilogue& epilogue = *x_call.epilogue;
       const bool empty = M == 0 || w.N == 0;  // a non-constant B may have N = 0
       FusedGroup* group = &kernel.plan;
@@ -235,10 +260,15 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
       ThreadReused<UninitBuffer<int32_t>> acc_buffer;
       int32_t* acc = acc_buffer->get(static_cast<size_t>(M * w.N));
       const size_t y_step = static_cast<size_t>(M * w.N) * output_element_size(plan.epilogue.kind);
+      ThreadReused<ReusedActivation> entry;  // each entry's rows, when x_call holds none prepared
       for (size_t o = 0; o < shape.batches.x_entry.size() && !empty; ++o) {
-        const Activation a{x_call.data + shape.batches.x_entry[o] * M * w.K, plan.x_type, x_call.zero_point, M};
-        run_batch(kernel.session, *group, site, shape.batches.w_entry[o], a, epilogue, acc,
-                  static_cast<uint8_t*>(y_data) + o * y_step);
+        if (o > 0) start = Clock::now();
+        if (!x_call.prepared) {
+          const Activation rows{x_call.data + shape.batches.x_entry[o] * M * w.K, plan.x_type, x_call.zero_point, M};
+          prepare_activation(rows, w.K, selected_k_group(), entry->a);
+        }
+        run_batch(kernel.session, *group, site, shape.batches.w_entry[o], x_call.prepared ? (*x_call.prepared)->a : entry->a,
+                  epilogue, acc, static_cast<uint8_t*>(y_data) + o * y_step, start);
       }
     } catch (const std::bad_alloc&) {
       throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": out of memory for a call of " + std::to_string(M) +

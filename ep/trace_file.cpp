@@ -56,10 +56,10 @@ TraceFile::TraceFile(const std::string& path, std::string cost_model)
   fd_ = std::move(*opened);
 }
 
-uint64_t trace_clock_us() {
+uint64_t trace_clock_us(std::chrono::steady_clock::time_point at) {
   static const auto origin = std::chrono::steady_clock::now();
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - origin).count());
+  if (at < origin) return 0;  // a time taken before the first reading set the origin
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(at - origin).count());
 }
 
 void TraceFile::record(const TraceEvent& event) {

@@ -2,6 +2,7 @@
 // Per-call events of one session, written at release as Chrome trace-event JSON (opens in
 // Perfetto / chrome://tracing; ep-trace summarises it).
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -26,8 +27,8 @@ struct TraceEvent {
   uint64_t thread = 0;  // set by record(): the thread that ran the call
 };
 
-// Microseconds on a clock shared by every event of the process.
-uint64_t trace_clock_us();
+// Microseconds at `at` on a clock shared by every event of the process.
+uint64_t trace_clock_us(std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now());
 
 class TraceFile {
  public:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/cpu_features.h"
 
@@ -13,11 +14,7 @@ namespace onebit {
 
 namespace {
 
-struct Range {
-  float lo = 0.0f;  // min(0, min x)
-  float hi = 0.0f;  // max(0, max x)
-  bool nan = false;
-};
+using Range = FloatRange;
 
 // Min and max are exact whatever the order, so eight lanes give the scalar loop's result; NaNs
 // are left out of both and flagged.
@@ -127,7 +124,65 @@ __attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t c
   }
   quantize(x + i, count - i, scale, zero_point, x_q + i);
 }
+
+// quantize_avx512's operations on 16 values, as int32 lanes.
+__attribute__((target("avx512f"), always_inline)) inline __m512i quantize16(__m512 x, __m512 scale, __m512 zero_point) {
+  const __m512 q = _mm512_add_ps(
+      _mm512_roundscale_ps(_mm512_div_ps(x, scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero_point);
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_setzero_ps()), _mm512_set1_ps(255.0f)));
+}
+
+// quantize_avx512's operations on one row of K values, stored as bytes into `row` (and x_q when
+// not null) with the row's sum; the tail in masked lanes, whose values stay out of the sum.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) int32_t quantize_row_avx512(const float* x, int64_t K, float scale,
+                                                                                float zero_point, uint8_t* row,
+                                                                                uint8_t* x_q) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 zp = _mm512_set1_ps(zero_point);
+  __m512i sum = _mm512_setzero_si512();
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    const __m512i value = quantize16(_mm512_loadu_ps(x + k), s, zp);
+    sum = _mm512_add_epi32(sum, value);
+    const __m128i bytes = _mm512_cvtusepi32_epi8(value);  // narrowed in registers: a store of it is cheap
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(row + k), bytes);
+    if (x_q != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + k), bytes);
+  }
+  if (k < K) {
+    const auto lanes = static_cast<__mmask16>((1u << (K - k)) - 1);
+    const __m512i value = quantize16(_mm512_maskz_loadu_ps(lanes, x + k), s, zp);
+    sum = _mm512_mask_add_epi32(sum, lanes, sum, value);
+    const __m128i bytes = _mm512_cvtusepi32_epi8(value);
+    _mm_mask_storeu_epi8(row + k, lanes, bytes);
+    if (x_q != nullptr) _mm_mask_storeu_epi8(x_q + k, lanes, bytes);
+  }
+  return _mm512_reduce_add_epi32(sum);
+}
 #pragma GCC diagnostic pop
+
+// Any grouping on any CPU: each row quantized into x_q's row (or a scratch row), then stored as
+// prepare_activation stores it.
+void quantize_rows_in_two_passes(const float* x, int64_t m_begin, int64_t m_end, float scale, int32_t zero_point,
+                                 PreparedActivation& a, uint8_t* x_q) {
+  std::vector<uint8_t> scratch(x_q == nullptr ? static_cast<size_t>(a.K) : 0);
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    uint8_t* row = x_q != nullptr ? x_q + m * a.K : scratch.data();
+    quantize_linear(x + m * a.K, static_cast<size_t>(a.K), scale, zero_point, row);
+    store_prepared_rows({row, QType::Uint8, 0, 1}, m, a);
+  }
+}
+
+// Quads on an AVX-512 CPU, where uint8 values are stored as they are: one pass.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_rows_avx512(const float* x, int64_t m_begin, int64_t m_end,
+                                                            float scale, int32_t zero_point, PreparedActivation& a,
+                                                            uint8_t* x_q) {
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    uint8_t* row = a.quads.data() + m * a.row_stride;
+    a.row_sum[static_cast<size_t>(m)] = quantize_row_avx512(x + m * a.K, a.K, scale, static_cast<float>(zero_point),
+                                                           row, x_q != nullptr ? x_q + m * a.K : nullptr);
+    std::fill(row + a.K, row + a.row_stride, uint8_t{0});
+  }
+}
 
 }  // namespace
 
@@ -136,22 +191,44 @@ void quantize_linear(const float* x, size_t count, float scale, int32_t zero_poi
   run(x, count, scale, static_cast<float>(zero_point), x_q);
 }
 
-DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q) {
+void FloatRange::merge(const FloatRange& other) {
+  lo = std::min(lo, other.lo);
+  hi = std::max(hi, other.hi);
+  nan = nan || other.nan;
+}
+
+FloatRange float_range(const float* x, size_t count) {
   static const auto range = cpu_features().avx512 ? range_avx512 : cpu_features().avx2 ? range_avx2 : range_portable;
-  const Range r = range(x, count);
+  return range(x, count);
+}
+
+DynamicQuantization dynamic_quantization_for(const FloatRange& r) {
   DynamicQuantization q;
   if (r.nan) {
     q.scale = std::numeric_limits<float>::quiet_NaN();
     q.zero_point = 255;
-    std::fill(x_q, x_q + count, uint8_t{0});
     return q;
   }
   q.scale = r.hi == r.lo ? 1.0f : (r.hi - r.lo) / 255.0f;
   // The clamp's argument order keeps ORT's answer for -Inf (NaN here: 255).
   const float zero_point = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - r.lo / q.scale)));
   q.zero_point = static_cast<int32_t>(zero_point);
+  return q;
+}
+
+DynamicQuantization dynamic_quantize(const float* x, size_t count, uint8_t* x_q) {
+  const DynamicQuantization q = dynamic_quantization_for(float_range(x, count));
+  // A NaN scale quantizes every value to 0 (x / NaN is NaN).
   quantize_linear(x, count, q.scale, q.zero_point, x_q);
   return q;
+}
+
+void quantize_rows_prepared(const float* x, int64_t m_begin, int64_t m_end, float scale, int32_t zero_point,
+                            PreparedActivation& a, uint8_t* x_q) {
+  if (a.group == KGroup::Quads && cpu_features().avx512)
+    quantize_rows_avx512(x, m_begin, m_end, scale, zero_point, a, x_q);
+  else
+    quantize_rows_in_two_passes(x, m_begin, m_end, scale, zero_point, a, x_q);
 }
 
 }  // namespace onebit

@@ -94,6 +94,15 @@ struct PreparedActivation {
 PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group = selected_k_group());
 // The same into `a`, reusing the storage it has.
 void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a);
+// What a prepared activation stores for a value v of type `type`: v + prepared_value_offset.
+int32_t prepared_value_offset(QType type, KGroup group);
+// Sizes `a` for M rows of K values of type `type` with `zero_point` (unshifted), for a producer
+// that writes the rows itself (a fused quantization); the rows and row sums are left to it.
+void shape_prepared_activation(int64_t M, int64_t K, QType type, int32_t zero_point, KGroup group,
+                               PreparedActivation& a);
+// Stores the rows.M rows of `rows` (K = a.K each, of the type `a` was shaped for) as rows
+// [first_row, first_row + rows.M) of `a`, with their row sums.
+void store_prepared_rows(const Activation& rows, int64_t first_row, PreparedActivation& a);
 
 // A float output the VNNI kernels write from their registers instead of acc: y[m][n] =
 // float(acc) * scale[n or 0] (+ bias[n]), in float32 steps as Epilogue::float32_steps rounds them

@@ -69,40 +69,53 @@ int32_t store_row(const S* x, int64_t K, int64_t row_stride, int32_t offset, T* 
   return sum;
 }
 
-// Stores x - shift_for(type) + value_offset for every element, and the row sums.
+// Stores x + offset for every row of x into a's rows from `first_row`, and their row sums.
 template <typename T>
-void store_rows(const Activation& x, int64_t K, int64_t row_stride, int32_t value_offset, std::vector<T>& values,
-                std::vector<int32_t>& row_sum) {
-  values.resize(static_cast<size_t>(x.M * row_stride));
-  row_sum.resize(static_cast<size_t>(x.M));
-  const int32_t offset = value_offset - shift_for(x.type);
+void store_rows(const Activation& x, int64_t first_row, int32_t offset, std::vector<T>& values, PreparedActivation& a) {
   for (int64_t m = 0; m < x.M; ++m) {
-    T* row = values.data() + m * row_stride;
-    row_sum[static_cast<size_t>(m)] =
+    T* row = values.data() + (first_row + m) * a.row_stride;
+    a.row_sum[static_cast<size_t>(first_row + m)] =
         x.type == QType::Uint8
-            ? store_row(static_cast<const uint8_t*>(x.data) + m * K, K, row_stride, offset, row)
-            : store_row(static_cast<const int8_t*>(x.data) + m * K, K, row_stride, offset, row);
+            ? store_row(static_cast<const uint8_t*>(x.data) + m * a.K, a.K, a.row_stride, offset, row)
+            : store_row(static_cast<const int8_t*>(x.data) + m * a.K, a.K, a.row_stride, offset, row);
   }
 }
 
 }  // namespace
 
-void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a) {
+int32_t prepared_value_offset(QType type, KGroup group) {
+  // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
+  return (group == KGroup::Quads ? 128 : 0) - shift_for(type);
+}
+
+void shape_prepared_activation(int64_t M, int64_t K, QType type, int32_t zero_point, KGroup group,
+                               PreparedActivation& a) {
   a.group = group;
-  a.M = x.M;
+  a.M = M;
   a.K = K;
   const auto g = static_cast<int64_t>(group);
   a.row_stride = (K + g - 1) / g * g;
-  // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
-  const int32_t value_offset = group == KGroup::Quads ? 128 : 0;
-  a.zero_point = x.zero_point - shift_for(x.type) + value_offset;
+  a.zero_point = zero_point + prepared_value_offset(type, group);
+  const auto values = static_cast<size_t>(M * a.row_stride);
   if (group == KGroup::Pairs) {
     a.quads.clear();
-    store_rows(x, K, a.row_stride, value_offset, a.pairs, a.row_sum);
+    a.pairs.resize(values);
   } else {
     a.pairs.clear();
-    store_rows(x, K, a.row_stride, value_offset, a.quads, a.row_sum);
+    a.quads.resize(values);
   }
+  a.row_sum.resize(static_cast<size_t>(M));
+}
+
+void store_prepared_rows(const Activation& rows, int64_t first_row, PreparedActivation& a) {
+  const int32_t offset = prepared_value_offset(rows.type, a.group);
+  if (a.group == KGroup::Pairs) store_rows(rows, first_row, offset, a.pairs, a);
+  else store_rows(rows, first_row, offset, a.quads, a);
+}
+
+void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a) {
+  shape_prepared_activation(x.M, K, x.type, x.zero_point, group, a);
+  store_prepared_rows(x, 0, a);
 }
 
 PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // dynamic_quantize against hand-computed values and a plain one-element-at-a-time reference of
 // ONNX's DynamicQuantizeLinear, at sizes around the 8-, 16- and 64-lane blocks, with ±Inf and NaN
-// anywhere.
+// anywhere; quantize_rows_prepared against the same reference, laid out as the kernels read it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -100,6 +101,64 @@ TEST(DynamicQuantize, InfAndNanAnywhere) {
         x[at] = special;
         expect_matches_reference(x, "special value");
       }
+    }
+  }
+}
+
+// Rows [m_begin, m_end) quantized into a prepared activation (and x_q) hold the reference's values
+// plus the grouping's offset, zeros in the padding, the right row sums; other rows stay untouched.
+void expect_rows_prepared(const std::vector<float>& x, int64_t M, int64_t K, onebit::KGroup group, int64_t m_begin,
+                          int64_t m_end, bool with_x_q, const char* what) {
+  const Reference r = reference(x);
+  onebit::PreparedActivation a;
+  onebit::shape_prepared_activation(M, K, onebit::QType::Uint8, r.zero_point, group, a);
+  std::fill(a.quads.begin(), a.quads.end(), uint8_t{0xA5});
+  std::fill(a.pairs.begin(), a.pairs.end(), int16_t{0x5A5});
+  std::fill(a.row_sum.begin(), a.row_sum.end(), 12345);
+  std::vector<uint8_t> x_q(x.size(), 0xA5);
+  onebit::quantize_rows_prepared(x.data(), m_begin, m_end, r.scale, r.zero_point, a, with_x_q ? x_q.data() : nullptr);
+  const int32_t offset = group == onebit::KGroup::Quads ? 0 : -128;
+  EXPECT_EQ(a.zero_point, r.zero_point + offset) << what;
+  for (int64_t m = 0; m < M; ++m) {
+    const bool written = m >= m_begin && m < m_end;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < a.row_stride; ++k) {
+      const int32_t want = k < K ? r.x_q[static_cast<size_t>(m * K + k)] + offset : 0;
+      sum += want;
+      if (written) ASSERT_EQ(a.at(m, k), want) << what << " m=" << m << " k=" << k;
+      else ASSERT_EQ(a.at(m, k), group == onebit::KGroup::Quads ? 0xA5 : 0x5A5) << what << " untouched row " << m;
+    }
+    EXPECT_EQ(a.row_sum[static_cast<size_t>(m)], written ? sum : 12345) << what << " row sum " << m;
+    for (int64_t k = 0; k < K && with_x_q; ++k)
+      ASSERT_EQ(x_q[static_cast<size_t>(m * K + k)], written ? r.x_q[static_cast<size_t>(m * K + k)] : 0xA5)
+          << what << " x_q m=" << m << " k=" << k;
+  }
+}
+
+TEST(QuantizeRowsPrepared, MatchesReferenceInEachGrouping) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(-0.2f, 1.5f);
+  for (const auto group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
+    for (int64_t K : {1, 3, 4, 15, 16, 17, 33, 64, 383}) {
+      const int64_t M = 5;
+      std::vector<float> x(static_cast<size_t>(M * K));
+      for (float& v : x) v = normal(rng);
+      expect_rows_prepared(x, M, K, group, 0, M, true, "all rows");
+      expect_rows_prepared(x, M, K, group, 1, 4, false, "middle rows, no x_q");
+    }
+  }
+}
+
+TEST(QuantizeRowsPrepared, InfAndNanAsDynamicQuantize) {
+  const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (const auto group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
+    for (float special : specials) {
+      const int64_t M = 3, K = 21;
+      std::vector<float> x(static_cast<size_t>(M * K), 0.25f);
+      x[0] = -1.0f;
+      x[static_cast<size_t>(K + 17)] = special;  // row 1, in the masked tail of a 16-lane step
+      expect_rows_prepared(x, M, K, group, 0, M, true, "special value");
     }
   }
 }
