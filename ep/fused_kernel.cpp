@@ -110,16 +110,16 @@ struct CallActivation {
 };
 
 // Quantizes a fused (Dynamic)QuantizeLinear's float input: into the kernels' layout over the
-// call's tasks when the call has one batch entry (of `rows` rows), else into a plain buffer that
-// each entry prepares. Returns the scale and zero point it quantized with.
+// call's tasks when the call has one batch entry (of `rows` rows of K), else into a plain buffer
+// that each entry prepares. Returns the scale and zero point it quantized with.
 DynamicQuantization quantize_call_activation(const GroupPlan& plan, const float* x, size_t count, int64_t rows,
-                                             bool one_entry, uint8_t* x_quantized_out, const TaskRunner& tasks,
-                                             CallActivation& a) {
+                                             int64_t K, bool one_entry, uint8_t* x_quantized_out,
+                                             const TaskRunner& tasks, CallActivation& a) {
   const ConstantQuantization constant{{plan.q_scale, plan.q_zero_point}, plan.x_zero_point};
   const ConstantQuantization* fixed = plan.quantizes_x_static ? &constant : nullptr;
   if (one_entry) {
     a.prepared.emplace();
-    return quantize_activation(x, rows, plan.K, fixed, selected_k_group(), (*a.prepared)->a, x_quantized_out, tasks);
+    return quantize_activation(x, rows, K, fixed, selected_k_group(), (*a.prepared)->a, x_quantized_out, tasks);
   }
   uint8_t* quantized = x_quantized_out ? x_quantized_out : a.quantized->get(count);
   a.data = quantized;
@@ -129,8 +129,9 @@ DynamicQuantization quantize_call_activation(const GroupPlan& plan, const float*
 }
 
 // `x_quantized_out`: where a fused (Dynamic)QuantizeLinear writes when other nodes read its output too.
-void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, size_t count,
-                     const CallShape& shape, uint8_t* x_quantized_out, const TaskRunner& tasks, CallActivation& a) {
+void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const OrtValue* x, const TensorShape& x_shape,
+                     size_t count, const CallShape& shape, uint8_t* x_quantized_out, const TaskRunner& tasks,
+                     CallActivation& a) {
   const GroupPlan& plan = kernel.plan;
   const void* data = nullptr;
   check(ort().GetTensorData(x, &data));
@@ -140,7 +141,7 @@ void call_activation(const FusedKernel& kernel, OrtKernelContext* context, const
   a.epilogue = &plan.epilogue;
   if (plan.quantizes_x || plan.quantizes_x_static) {
     const DynamicQuantization q =
-        quantize_call_activation(plan, static_cast<const float*>(data), count, shape.M,
+        quantize_call_activation(plan, static_cast<const float*>(data), count, shape.M, x_shape.dims.back(),
                                  shape.batches.x_entry.size() == 1, x_quantized_out, tasks, a);
     if (plan.quantizes_x) {
       const KernelOutputs& out = kernel.outputs;
@@ -242,7 +243,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
       size_t x_count = 1;
       for (int64_t d : x_shape.dims) x_count *= static_cast<size_t>(d);
       CallActivation x_call;
-      call_activation(kernel, context, x, x_count, shape, x_quantized_out, site.tasks, x_call);
+      call_activation(kernel, context, x, x_shape, x_count, shape, x_quantized_out, site.tasks, x_call);
       const Epilogue& epilogue = *x_call.epilogue;
       const bool empty = M == 0 || w.N == 0;  // a non-constant B may have N = 0
       FusedGroup* group = &kernel.plan;

@@ -271,6 +271,28 @@ def test_quantize_static_attention_on_ep(which, form, ep_lib, claim_all, tmp_pat
         assert diff <= step * 1.0001, f"{form} {which}: ORT CPU differs by {diff / step:.2f} LSB"
 
 
+def test_quantize_static_symbolic_k_quantizes_in_the_group(ep_lib, claim_all, tmp_path):
+    """A QDQ MatMul of two inputs whose K only the call knows (every dim symbolic): the group runs
+    A's QuantizeLinear itself, on one thread and, from 64 Ki values, over the session's threads;
+    within 1 LSB of ORT's CPU EP at each size."""
+    rng = np.random.default_rng(29)
+    sizes = [(5, 19, 7), (1, 3, 2), (300, 401, 9), (0, 16, 4)]
+    feeds = [{"a": rng.standard_normal((m, k)).astype(np.float32), "b": rng.standard_normal((k, n)).astype(np.float32)}
+             for m, k, n in sizes]
+    qmodel = activation_quantized(attention_matmul(["M", "K"], ["K", "N"]), tmp_path, "qdq", feeds[:3])
+    last_dq = next(n for n in qmodel.graph.node if n.output[0] == qmodel.graph.output[0].name)
+    step = float(next(onnx.numpy_helper.to_array(t) for t in qmodel.graph.initializer if t.name == last_dq.input[1]))
+    for threads in (1, 2):
+        run = es.run_with_ep(qmodel, feeds, threads=threads)
+        assert run.groups == 1 and run.qdq_runs == len(feeds), f"{run.counters}\n{run.stderr}"
+        assert "QuantizeLinear" in {op for _, op in run.ep_nodes()}, run.assignment
+        for f, (got,) in zip(feeds, run.outputs):
+            (cpu,) = es.run_cpu(qmodel, f)
+            assert got.shape == cpu.shape
+            diff = np.abs(got.astype(np.float64) - cpu).max(initial=0)
+            assert diff <= step * 1.0001, f"a{list(f['a'].shape)}, {threads} threads: ORT CPU differs by {diff / step:.2f} LSB"
+
+
 # ---------------------------------------------------------------------------------------------
 # Declines
 # ---------------------------------------------------------------------------------------------
