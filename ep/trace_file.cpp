@@ -17,6 +17,10 @@ namespace onebit {
 
 namespace {
 
+// Set when the library loads, so that it precedes every time a call takes (a first reading at the
+// end of a call would put that call's start before it).
+const auto trace_origin = std::chrono::steady_clock::now();
+
 // "<stem>.json" for the first session writing `path` in this process, then "<stem>.2.json", ...
 std::string numbered_path(const std::string& path) {
   static std::mutex mutex;
@@ -57,9 +61,7 @@ TraceFile::TraceFile(const std::string& path, std::string cost_model)
 }
 
 uint64_t trace_clock_us(std::chrono::steady_clock::time_point at) {
-  static const auto origin = std::chrono::steady_clock::now();
-  if (at < origin) return 0;  // a time taken before the first reading set the origin
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(at - origin).count());
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(at - trace_origin).count());
 }
 
 void TraceFile::record(const TraceEvent& event) {

@@ -139,6 +139,10 @@ def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
     assert all(e["args"]["c_bytes"] == 36 * e["args"]["N"] * 4 for e in large)
     assert data["otherData"]["onebit"]["device_calls"] == GROUPS
     assert data["otherData"]["onebit"]["host_rows_policy"] == GROUPS
+    # One thread runs the groups one after another: its events follow one another, none overlaps.
+    by_thread = sorted(events, key=lambda e: (e["tid"], e["ts"]))
+    for a, b in zip(by_thread, by_thread[1:]):
+        assert a["tid"] != b["tid"] or a["ts"] + a["dur"] <= b["ts"], f"{a} overlaps {b}"
 
 
 def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack, isolated):
