@@ -2,7 +2,9 @@
 """`calls`: per call, one quantize_dynamic MatMul (x[M,K] @ W[K,N] + bias, per-channel int8 weights): our EP
 (one fused node: its DynamicQuantizeLinear, the MatMulInteger group) against ORT's CPU EP on the
 same model (its fused DynamicQuantizeMatMul) and ORT on the fp32 model. The `dql` column is ORT's
-DynamicQuantizeLinear alone on the same x (a whole session run): what a DQL costs ORT.
+DynamicQuantizeLinear alone on the same x (a whole session run): what a DQL costs ORT. The arms
+are interleaved call by call (each round runs every arm once, the order rotated), medians of
+--repeat rounds.
 
 `encoder`: a quantize_dynamic transformer encoder (all-MiniLM-L6-v2's shape: 6 layers, hidden 384,
 12 heads, FFN 1536; random weights), batch 1 and 8 of 128 tokens: EP vs ORT CPU on the same model vs
@@ -36,7 +38,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
-from bench_ort import REPO, ep_library, register_once, session, summary, time_runs
+from bench_ort import REPO, ep_library, register_once, session, summary, time_interleaved, time_runs
 
 sys.path.insert(0, str(REPO / "test" / "python"))
 from dynamic_models import activation_quantized, attention_matmul, dynamic_quantized, encoder, float_matmuls  # noqa: E402
@@ -68,11 +70,10 @@ def bench_calls(args, threads: int) -> None:
             fp32 = float_matmuls(["M", K], [(K, N)], bias=True)
             quantized = quantized_twin(fp32, pathlib.Path(d))
             arms = {"onebit": session(quantized, "onebit", threads), "ort": session(quantized, "ort", threads),
-                    "fp32": session(fp32.SerializeToString(), "ort", threads)}
+                    "fp32": session(fp32.SerializeToString(), "ort", threads), "dql": dql}
             for M in rows:
                 feeds = {"x": rng.standard_normal((M, K)).astype(np.float32)}
-                t = {arm: summary(time_runs(s, feeds, 5, repeat))["median_ms"] for arm, s in arms.items()}
-                t["dql"] = summary(time_runs(dql, feeds, 5, repeat))["median_ms"]
+                t = {arm: summary(ms)["median_ms"] for arm, ms in time_interleaved(arms, feeds, 5, repeat).items()}
                 print(f"{K:4d}x{N:<5d} {M:4d}  {t['onebit']:7.4f} {t['ort']:7.4f} {t['fp32']:9.4f} {t['dql']:7.4f}"
                       f"   {t['ort'] / t['onebit']:19.2f} {t['fp32'] / t['onebit']:12.2f} {t['dql'] / t['onebit']:11.2f}",
                       flush=True)

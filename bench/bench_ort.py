@@ -63,6 +63,23 @@ def time_runs(sess, feeds, warmup: int, repeat: int) -> list[float]:
     return ms
 
 
+def time_interleaved(arms: dict, feeds, warmup: int, repeat: int) -> dict[str, list[float]]:
+    """Each arm's times over `repeat` rounds that run every arm once, in an order rotated each
+    round: the arms see the same moments of a noisy machine (two-thread calls of a few µs swing
+    by 2x with whether the pool's other thread is awake), and none always follows the same one."""
+    names = list(arms)
+    for _ in range(warmup):
+        for name in names:
+            arms[name].run(None, feeds)
+    ms = {name: [] for name in names}
+    for r in range(repeat):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            arms[name].run(None, feeds)
+            ms[name].append((time.perf_counter() - t0) * 1e3)
+    return ms
+
+
 def summary(ms: list[float]) -> dict:
     return {"median_ms": statistics.median(ms), "min_ms": min(ms), "max_ms": max(ms)}
 
