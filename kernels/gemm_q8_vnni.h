@@ -186,12 +186,25 @@ inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], 
     }
 }
 
+// Asks for the cache lines a tile's float output goes to before its dot products, which then hide
+// the misses of an output buffer that is not in the caches.
+template <class V, int MR, int NB>
+inline void prefetch_tile_output(const TileOut& out) {
+  constexpr int64_t kBytes = NB * kRegsPerBlock<V> * V::kLanes * sizeof(float);
+  for (int r = 0; r < MR; ++r) {
+    const char* row = reinterpret_cast<const char*>(out.y + r * out.acc_stride);
+    for (int64_t at = 0; at < kBytes; at += 64) _mm_prefetch(row + at, _MM_HINT_T0);
+    _mm_prefetch(row + kBytes - 1, _MM_HINT_T0);  // the line a row that is not 64-byte aligned ends in
+  }
+}
+
 // MR rows (uint8) × NB blocks over all quads, folded and stored.
 template <class V, int MR, int NB>
 inline void dot_tile(const uint8_t* x, int64_t x_stride, const int8_t* w, int64_t block_bytes, int64_t k_quads,
                      const TileOut& out) {
   constexpr int C = NB * kRegsPerBlock<V>;
   constexpr int S = kSets<V, MR, NB>;
+  if (out.y != nullptr && !out.stream) prefetch_tile_output<V, MR, NB>(out);
   typename V::Reg acc[S][MR][C];
   for (auto& set : acc)
     for (auto& row : set)
