@@ -28,7 +28,7 @@ struct TraceEvent {
 };
 
 // Microseconds at `at` on a clock shared by every event of the process.
-uint64_t trace_clock_us(std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now());
+uint64_t trace_clock_us(std::chrono::steady_clock::time_point at);
 
 class TraceFile {
  public:

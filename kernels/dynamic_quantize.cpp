@@ -14,12 +14,10 @@ namespace onebit {
 
 namespace {
 
-using Range = FloatRange;
-
 // Min and max are exact whatever the order, so eight lanes give the scalar loop's result; NaNs
 // are left out of both and flagged.
-Range range_portable(const float* x, size_t count) {
-  Range r;
+FloatRange range_portable(const float* x, size_t count) {
+  FloatRange r;
   for (size_t i = 0; i < count; ++i) {
     const float v = x[i];
     r.nan = r.nan || v != v;
@@ -29,7 +27,7 @@ Range range_portable(const float* x, size_t count) {
   return r;
 }
 
-__attribute__((target("avx2"))) Range range_avx2(const float* x, size_t count) {
+__attribute__((target("avx2"))) FloatRange range_avx2(const float* x, size_t count) {
   __m256 lo = _mm256_setzero_ps();
   __m256 hi = _mm256_setzero_ps();
   __m256 unordered = _mm256_setzero_ps();
@@ -43,7 +41,7 @@ __attribute__((target("avx2"))) Range range_avx2(const float* x, size_t count) {
   alignas(32) float lo_lanes[8], hi_lanes[8];
   _mm256_store_ps(lo_lanes, lo);
   _mm256_store_ps(hi_lanes, hi);
-  Range r = range_portable(x + i, count - i);
+  FloatRange r = range_portable(x + i, count - i);
   r.nan = r.nan || _mm256_movemask_ps(unordered) != 0;
   for (int lane = 0; lane < 8; ++lane) {
     r.lo = std::min(r.lo, lo_lanes[lane]);
@@ -58,7 +56,7 @@ __attribute__((target("avx2"))) Range range_avx2(const float* x, size_t count) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Four accumulators per bound, so that the loop is not one chain of dependent vminps/vmaxps.
-__attribute__((target("avx512f"))) Range range_avx512(const float* x, size_t count) {
+__attribute__((target("avx512f"))) FloatRange range_avx512(const float* x, size_t count) {
   constexpr int kChains = 4;
   __m512 lo[kChains], hi[kChains];
   for (int c = 0; c < kChains; ++c) lo[c] = hi[c] = _mm512_setzero_ps();
@@ -72,7 +70,7 @@ __attribute__((target("avx512f"))) Range range_avx512(const float* x, size_t cou
       hi[c] = _mm512_max_ps(v, hi[c]);
     }
   }
-  Range r = range_avx2(x + i, count - i);
+  FloatRange r = range_avx2(x + i, count - i);
   r.nan = r.nan || unordered != 0;
   alignas(64) float lanes[2][16];
   for (int c = 0; c < kChains; ++c) {
@@ -106,33 +104,27 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* x, size_t count,
   quantize(x, count, scale, zero_point, x_q);
 }
 
-// The same operations as quantize() on 16 lanes: vdivps, round to nearest even, + zero point;
-// max(q, 0) turns NaN into 0 (vmaxps returns its second operand for NaN), as the scalar code's
-// final test does; the clamped integral values narrow to bytes with vpmovusdb.
-__attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t count, float scale, float zero_point,
-                                                       uint8_t* x_q) {
-  const __m512 s = _mm512_set1_ps(scale);
-  const __m512 zp = _mm512_set1_ps(zero_point);
-  const __m512 lo = _mm512_setzero_ps();
-  const __m512 hi = _mm512_set1_ps(255.0f);
-  size_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    const __m512 quotient = _mm512_div_ps(_mm512_loadu_ps(x + i), s);
-    __m512 q = _mm512_add_ps(_mm512_roundscale_ps(quotient, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-    q = _mm512_min_ps(_mm512_max_ps(q, lo), hi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(q)));
-  }
-  quantize(x + i, count - i, scale, zero_point, x_q + i);
-}
-
-// quantize_avx512's operations on 16 values, as int32 lanes.
+// The same operations as quantize() on 16 lanes, as int32 lanes: vdivps, round to nearest even,
+// + zero point; max(q, 0) turns NaN into 0 (vmaxps returns its second operand for NaN), as the
+// scalar code's final test does.
 __attribute__((target("avx512f"), always_inline)) inline __m512i quantize16(__m512 x, __m512 scale, __m512 zero_point) {
   const __m512 q = _mm512_add_ps(
       _mm512_roundscale_ps(_mm512_div_ps(x, scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero_point);
   return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_setzero_ps()), _mm512_set1_ps(255.0f)));
 }
 
-// quantize_avx512's operations on one row of K values, stored as bytes into `row` (and x_q when
+// quantize16 over x; the clamped integral values narrow to bytes with vpmovusdb.
+__attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t count, float scale, float zero_point,
+                                                       uint8_t* x_q) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 zp = _mm512_set1_ps(zero_point);
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + i), _mm512_cvtusepi32_epi8(quantize16(_mm512_loadu_ps(x + i), s, zp)));
+  quantize(x + i, count - i, scale, zero_point, x_q + i);
+}
+
+// quantize16 on one row of K values, stored as bytes into `row` (and x_q when
 // not null) with the row's sum; the tail in masked lanes, whose values stay out of the sum.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) int32_t quantize_row_avx512(const float* x, int64_t K, float scale,
                                                                                 float zero_point, uint8_t* row,

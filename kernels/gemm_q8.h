@@ -94,8 +94,6 @@ struct PreparedActivation {
 PreparedActivation prepare_activation(const Activation& x, int64_t K, KGroup group = selected_k_group());
 // The same into `a`, reusing the storage it has.
 void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a);
-// What a prepared activation stores for a value v of type `type`: v + prepared_value_offset.
-int32_t prepared_value_offset(QType type, KGroup group);
 // Sizes `a` for M rows of K values of type `type` with `zero_point` (unshifted), for a producer
 // that writes the rows itself (a fused quantization); the rows and row sums are left to it.
 void shape_prepared_activation(int64_t M, int64_t K, QType type, int32_t zero_point, KGroup group,

@@ -69,6 +69,12 @@ int32_t store_row(const S* x, int64_t K, int64_t row_stride, int32_t offset, T* 
   return sum;
 }
 
+// What a prepared activation stores for a value v of type `type`: v + this.
+int32_t prepared_value_offset(QType type, KGroup group) {
+  // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
+  return (group == KGroup::Quads ? 128 : 0) - shift_for(type);
+}
+
 // Stores x + offset for every row of x into a's rows from `first_row`, and their row sums.
 template <typename T>
 void store_rows(const Activation& x, int64_t first_row, int32_t offset, std::vector<T>& values, PreparedActivation& a) {
@@ -82,11 +88,6 @@ void store_rows(const Activation& x, int64_t first_row, int32_t offset, std::vec
 }
 
 }  // namespace
-
-int32_t prepared_value_offset(QType type, KGroup group) {
-  // Quads hold uint8-range values: vpdpbusd multiplies unsigned activation bytes by signed weights.
-  return (group == KGroup::Quads ? 128 : 0) - shift_for(type);
-}
 
 void shape_prepared_activation(int64_t M, int64_t K, QType type, int32_t zero_point, KGroup group,
                                PreparedActivation& a) {
