@@ -11,13 +11,14 @@ DQL usually feeds several MatMuls, e.g. Q, K and V). Checked here, on models qua
   acc = (x_q - x_zp)·(W_q - w_zp) exact, p[n] = float32(x_scale·w_scale[n]) (the model's Mul),
   y = float32(acc)·p[n] [+ bias[n]] in float32, rounded after each step as Cast, Mul and Add do,
   with x_q, x_scale, x_zp from ONNX's reference DynamicQuantizeLinear (onnx.reference), so the DQL
-  ORT ran is checked too; on VNNI CPUs also bit for bit ORT's CPU EP with graph optimizations off
+  ORT ran is checked too; where ORT's u8·s8 kernel is exact also bit for bit ORT's CPU EP with graph optimizations off
   (it runs those operators one by one);
 - ORT's own CPU EP (which runs its fused DynamicQuantizeMatMul) is within ORT_ULPS float32 ulps.
 
 ORT's u8·s8 kernel is exact only on VNNI CPUs; on AVX2-only CPUs it saturates int16 pair sums of
-full-range weights, so there the models are quantized with reduce_range (7-bit weights, as ORT
-advises for such CPUs), which keeps ORT exact and the bound meaningful.
+full-range weights, so where ort_int8.py finds it saturating the models are quantized with
+reduce_range (7-bit weights, as ORT advises for such CPUs), which keeps ORT exact and the bound
+meaningful.
 """
 from __future__ import annotations
 
@@ -32,14 +33,9 @@ from onnxruntime.quantization import QuantType
 import dynamic_models
 from dynamic_models import encoder, float_matmuls
 from ep_session import assert_exact, create_ep_session, record_measurement, run_cpu, run_with_ep
+from ort_int8 import ort_u8s8_saturates
 
-def cpu_has_vnni() -> bool:
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    return "avx512_vnni" in flags or "avx_vnni" in flags
-
-
-REDUCE_RANGE = not cpu_has_vnni()
+REDUCE_RANGE = ort_u8s8_saturates()
 
 
 def dynamic_quantized(model, tmp_path, per_channel=True, weight_type=QuantType.QInt8):
@@ -126,7 +122,7 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     for x, outputs in zip(feeds_x, run.outputs):
         exact = exact_outputs(qmodel, x)
         cpu = run_cpu(qmodel, {"x": x})
-        unfused = run_cpu(qmodel, {"x": x}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL) if cpu_has_vnni() else None
+        unfused = run_cpu(qmodel, {"x": x}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL) if not ort_u8s8_saturates() else None
         for i, (name, got, ort_y) in enumerate(zip(names, outputs, cpu)):
             assert_exact(got, exact[name], f"{label} {name} x{list(x.shape)}")
             if unfused is not None:

@@ -22,6 +22,9 @@ describe('onebit-run', () => {
     const name = path.basename(report.model.path);
     expect(readdirSync(cache).sort()).toEqual([name, `${name}.data`]); // the weights in an external-data file
     expect(report.ortVersion).toBe('1.30.0');
+    // ORT's uint8 x int8 kernel checked on this CPU: all 16 outputs of the check right, or some wrong.
+    expect(report.ortInt8.outputs).toBe(16);
+    expect(report.ortInt8.exact).toBe(report.ortInt8.wrongOutputs === 0);
     expect(report.lengths.map((l: { len: number }) => l.len)).toEqual([1, 4]);
     for (const l of report.lengths) {
       for (const arm of [l.onebit, l.cpu]) {
@@ -47,6 +50,7 @@ describe('onebit-run', () => {
     expect(ran.stdout).toMatch(/projection stack, 1 layers, 7 A8W8 QDQ groups/);
     expect(ran.stdout).toMatch(/host kernel (avx512vnni|avxvnni|avx2|portable), /);
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
+    expect(ran.stdout).toMatch(/ORT's uint8 x int8 kernel on this CPU: (exact \(VNNI\)|SATURATING \(AVX2 without VNNI)/);
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
     expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 .*\(expected qdqRuns=7/);
     expect(readdirSync(cache)).toHaveLength(2);

@@ -38,11 +38,30 @@ interface Report {
   agreement: Comparison[];
   quality: { tokens: number; comparisons: Comparison[] };
   counters: { qdqRuns: number; groups: number };
+  ortInt8: { exact: boolean; wrongOutputs: number; outputs: number };
   expectedQdqRuns: number;
   peakRssMiB: { onebitPhase: number; total: number };
 }
 
 let report: Report;
+
+/** The EP against ORT's CPU EP on the same model, at the generated positions, by the bound true for
+ *  ORT's kernel on this CPU (which onebit-run checks and reports). */
+function expectAgreementWithOrt(r: Report): void {
+  const [between, ours, theirs] = r.agreement; // onebit|ortQdq, onebit|ortFp32, ortQdq|ortFp32
+  expect(between).toMatchObject({ candidate: 'onebit', reference: 'ortQdq' });
+  if (r.ortInt8.exact) {
+    // Two exact integer kernels on the same 2-layer quantized model pick the same tokens.
+    expect(between.top1).toBe(1);
+    expect(between.meanKl).toBeLessThan(1e-3);
+  } else {
+    // ORT's kernel saturates (AVX2 without VNNI; int8 activations reach it shifted to uint8): its
+    // logits are off by its error, so each arm is held to fp32 instead, the EP no further from it.
+    expect(r.ortInt8.wrongOutputs).toBeGreaterThan(0);
+    expect(ours.top1).toBeGreaterThanOrEqual(theirs.top1);
+    expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
+  }
+}
 
 /** runNode without blocking the test worker (the first run builds the model for a minute or two). */
 function runNodeAsync(args: string[], extraEnv: Record<string, string>): Promise<Ran> {
@@ -84,9 +103,7 @@ describe('onebit-run --model smollm2', () => {
     }
     expect(report.agreement.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortQdq', 'onebit|ortFp32', 'ortQdq|ortFp32']);
     for (const c of report.agreement) expect(c.positions).toBe(report.generatedTokens);
-    // Two integer kernels on the same 2-layer quantized model pick the same tokens.
-    expect(report.agreement[0].top1).toBe(1);
-    expect(report.agreement[0].meanKl).toBeLessThan(1e-3);
+    expectAgreementWithOrt(report);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
     expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']); // the cached model folder only: nothing partial
   });
@@ -106,9 +123,16 @@ describe('onebit-run --model smollm2', () => {
     expect(comparisons[1].meanKl).toBeCloseTo(pooled('ortQdq'), 12);
     const [ours, theirs, between] = comparisons;
     expect(ours.meanKl).toBeGreaterThan(0); // quantization does cost something
-    expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
-    expect(between.top1).toBeGreaterThan(0.99); // on 2 layers the two integer paths barely drift
-    expect(between.meanKl).toBeLessThan(0.005);
+    if (report.ortInt8.exact) {
+      expect(ours.meanKl).toBeLessThan(theirs.meanKl * 1.1);
+      expect(between.top1).toBeGreaterThan(0.99); // on 2 layers the two exact integer paths barely drift
+      expect(between.meanKl).toBeLessThan(0.005);
+    } else {
+      // ORT's saturating kernel costs quality the exact EP does not: lower KL against fp32 pooled
+      // and in every passage (measured on an AVX2 Zen 3: 0.0655 against 0.0714 pooled).
+      expect(ours.meanKl).toBeLessThan(theirs.meanKl);
+      for (const p of passages) expect(p.meanKl.onebit).toBeLessThan(p.meanKl.ortQdq);
+    }
   });
 
   it('makes a prompt of exactly --prompt-tokens tokens from the evaluation text', async () => {
@@ -138,8 +162,7 @@ describe('onebit-run --model smollm2', () => {
     expect(int8.promptTokens).toBe(128);
     expect(int8.counters.groups).toBe(15);
     expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
-    expect(int8.agreement[0]).toMatchObject({ candidate: 'onebit', reference: 'ortQdq', top1: 1 });
-    expect(int8.agreement[0].meanKl).toBeLessThan(1e-3);
+    expectAgreementWithOrt(int8);
     expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']);
     expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);

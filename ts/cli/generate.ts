@@ -19,6 +19,7 @@ import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
 import { ARM_NAMES, compare, type ArmName, type Comparison } from './comparison.js';
+import { checkOrtInt8, type OrtInt8Check } from './ort_int8_check.js';
 import { evaluationPassages, measureQuality, type QualityReport } from './quality.js';
 import { peakRssMiB } from './statistics.js';
 
@@ -45,6 +46,8 @@ export interface ArmSpeed {
 export interface GenerationReport {
   model: { dir: string; layers: number; projections: number; activations: ActivationType; weights: string };
   ortVersion: string;
+  /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
+  ortInt8: OrtInt8Check;
   threads: number;
   device: string;
   /** The user turn: --prompt, or with --prompt-tokens the start of the evaluation text. */
@@ -169,6 +172,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   return {
     model: { dir: files.dir, layers: files.config.layers, projections: files.projections, activations: files.activations, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
     ortVersion: runtime.ortVersion,
+    ortInt8: await checkOrtInt8(),
     threads: args.threads,
     device: args.device,
     prompt: user,

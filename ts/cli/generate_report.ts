@@ -2,6 +2,7 @@
 // The SmolLM2 generation report as a table for people (the JSON form is the GenerationReport itself).
 import { nativeConstants } from '../native.js';
 import { ARM_LABELS, type Comparison, type GenerationReport } from './generate.js';
+import { describeOrtInt8 } from './ort_int8_check.js';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
@@ -30,6 +31,7 @@ export function formatGenerationReport(r: GenerationReport): string {
     `agreement of the logits at the ${r.agreement[0]?.positions ?? 0} generated positions (every arm fed the onebit EP's tokens):`,
     ...r.agreement.map((c) => `  ${comparison(c)}`),
     `  (onebit vs ORT QDQ: ${r.model.activations === 'uint8' ? 'two integer kernels' : "the EP's integer kernel and, for most groups, ORT's DequantizeLinear + float MatMul"} on the same quantized model; vs fp32: what quantization costs)`,
+    `  ${describeOrtInt8(r.ortInt8)}`,
   );
   if (r.quality) {
     const q = r.quality;

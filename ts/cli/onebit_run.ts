@@ -15,6 +15,7 @@ import { runGeneration } from './generate.js';
 import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
 import { modelledArms } from './modelled_arm.js';
+import { checkOrtInt8 } from './ort_int8_check.js';
 import { Progress } from './progress.js';
 import { formatReport, type LengthResult, type RunReport } from './report.js';
 import { agreement, peakRssMiB, summarize, type Timing } from './statistics.js';
@@ -99,6 +100,7 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
   return {
     model,
     ortVersion: runtime.ortVersion,
+    ortInt8: await checkOrtInt8(),
     threads: args.threads,
     device: args.device,
     warmup: args.warmup,

@@ -3,6 +3,7 @@
 import type { OnebitCounters } from '../counters.js';
 import { nativeConstants } from '../native.js';
 import { formatModelledArms, type ModelledArms } from './modelled_arm.js';
+import { describeOrtInt8, type OrtInt8Check } from './ort_int8_check.js';
 import type { Agreement, Timing } from './statistics.js';
 
 export interface LengthResult {
@@ -17,6 +18,8 @@ export interface LengthResult {
 export interface RunReport {
   model: { path: string; defaultModel: boolean; layers: number | null; groups: number | null };
   ortVersion: string;
+  /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
+  ortInt8: OrtInt8Check;
   threads: number;
   device: string;
   warmup: number;
@@ -54,6 +57,7 @@ export function formatReport(r: RunReport): string {
   }
   const counters = Object.entries(r.counters).map(([k, v]) => `${k}=${v}`).join(' ');
   lines.push(
+    describeOrtInt8(r.ortInt8),
     '',
     `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit runs, before the CPU EP session: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,
     `counters: ${counters} (expected qdqRuns=${r.expectedQdqRuns}: ${r.counters.groups} groups x ${r.expectedQdqRuns / Math.max(r.counters.groups, 1)} runs)`,
