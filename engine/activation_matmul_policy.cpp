@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "kernels/cpu_features.h"
+
 namespace onebit {
 
 ActivationMatmuls activation_matmuls_from_env() {
@@ -14,10 +16,18 @@ ActivationMatmuls activation_matmuls_from_env() {
   throw std::invalid_argument("ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
 }
 
-std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N) {
+bool ort_saturates(QType a, QType b, bool cpu_has_vnni) {
+  return a == QType::Uint8 && b == QType::Int8 && !cpu_has_vnni;
+}
+
+bool ort_saturates_here(QType a, QType b) {
+  return ort_saturates(a, b, cpu_features().avx512_vnni || cpu_features().avx_vnni);
+}
+
+std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N, bool ort_saturates) {
   const bool measured_faster =
       M >= kActivationMatmulMinRows && K >= kActivationMatmulMinK && N >= 0 && N <= kActivationMatmulMaxN;
-  if (rule == ActivationMatmuls::All || measured_faster) return "";
+  if (rule == ActivationMatmuls::All || measured_faster || ort_saturates) return "";
   return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" +
          std::to_string(N) + " (-1: symbolic) is claimed only with M >= " + std::to_string(kActivationMatmulMinRows) +
          ", K >= " + std::to_string(kActivationMatmulMinK) + " and N <= " + std::to_string(kActivationMatmulMaxN) +

@@ -64,15 +64,27 @@ TEST(CallOperand, BothScalesPerCallGiveTheirFloat32Product) {
 
 TEST(ActivationMatmulPolicy, MeasuredRuleClaimsLargeDeclaredShapesOnly) {
   const auto measured = ActivationMatmuls::Measured;
-  EXPECT_EQ(activation_matmul_decline(measured, 512, 512, 64), "");  // PV at S = 512, D = 64
-  EXPECT_EQ(activation_matmul_decline(measured, 4096, 768, 1), "");
-  EXPECT_NE(activation_matmul_decline(measured, 511, 512, 64).find("M=511 K=512 N=64"), std::string::npos);
-  EXPECT_NE(activation_matmul_decline(measured, 512, 64, 512), "");   // QKᵀ: K = D
-  EXPECT_NE(activation_matmul_decline(measured, 512, 512, 128), "");  // level, not faster
-  EXPECT_NE(activation_matmul_decline(measured, -1, 1024, 64), "");   // a symbolic sequence length
-  EXPECT_NE(activation_matmul_decline(measured, 512, 512, -1), "");
-  EXPECT_NE(activation_matmul_decline(measured, 1, 1024, 64), "");    // one query row (decode)
-  EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All, -1, 8, -1), "");
+  EXPECT_EQ(activation_matmul_decline(measured, 512, 512, 64, false), "");  // PV at S = 512, D = 64
+  EXPECT_EQ(activation_matmul_decline(measured, 4096, 768, 1, false), "");
+  EXPECT_NE(activation_matmul_decline(measured, 511, 512, 64, false).find("M=511 K=512 N=64"), std::string::npos);
+  EXPECT_NE(activation_matmul_decline(measured, 512, 64, 512, false), "");   // QKᵀ: K = D
+  EXPECT_NE(activation_matmul_decline(measured, 512, 512, 128, false), "");  // level, not faster
+  EXPECT_NE(activation_matmul_decline(measured, -1, 1024, 64, false), "");   // a symbolic sequence length
+  EXPECT_NE(activation_matmul_decline(measured, 512, 512, -1, false), "");
+  EXPECT_NE(activation_matmul_decline(measured, 1, 1024, 64, false), "");    // one query row (decode)
+  EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All, -1, 8, -1, false), "");
+}
+
+TEST(ActivationMatmulPolicy, GroupsOrtGetsWrongAreClaimedWhateverTheirShape) {
+  // ORT's uint8 x int8 kernel saturates without VNNI; the other combinations are exact there.
+  EXPECT_TRUE(ort_saturates(QType::Uint8, QType::Int8, false));
+  EXPECT_FALSE(ort_saturates(QType::Uint8, QType::Int8, true));
+  for (const auto& [a, b] : {std::pair{QType::Uint8, QType::Uint8}, {QType::Int8, QType::Int8}, {QType::Int8, QType::Uint8}})
+    EXPECT_FALSE(ort_saturates(a, b, false));
+  const auto measured = ActivationMatmuls::Measured;
+  EXPECT_EQ(activation_matmul_decline(measured, -1, 8, -1, true), "");
+  EXPECT_EQ(activation_matmul_decline(measured, 1, 64, 512, true), "");
+  EXPECT_NE(activation_matmul_decline(measured, -1, 8, -1, false), "");
 }
 
 TEST(ActivationMatmulPolicy, TheOverrideComesFromTheEnvironment) {

@@ -319,25 +319,50 @@ def verbose_capability_log(model) -> str:
 
 def test_measured_rule_declines_symbolic_shapes_with_reason(ep_lib, monkeypatch):
     """Without the override the measured rule declines every form whose M and K are symbolic, with
-    its reason; ORT runs them."""
+    its reason; ORT runs them (uint8 x uint8, as ORT's quantizers write attention: exact in ORT on
+    every CPU)."""
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
-    u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
+    u8 = np.dtype(np.uint8)
     for form in FORMS:
-        model = build(form, u8, s8, 4, 4)
+        model = build(form, u8, u8, 4, 4)
         log = verbose_capability_log(model)
         assert DECLINE.format(-1, -1, -1) in log, f"{form}: no decline reason in the log:\n{log}"
         rng = np.random.default_rng(5)
-        f = {"a": full_range(rng, (1, 2, 3, 8), u8), "b": full_range(rng, (1, 2, 8, 3), s8)}
+        f = {"a": full_range(rng, (1, 2, 3, 8), u8), "b": full_range(rng, (1, 2, 8, 3), u8)}
         if form == "mmi_zp_input":
-            f.update(a_zp=np.array(3, u8), b_zp=np.array(-2, s8))
+            f.update(a_zp=np.array(3, u8), b_zp=np.array(200, u8))
         run = es.run_with_ep(model, f)
         assert run.groups == 0 and not run.ep_nodes(), run.counters
         es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], f"{form} declined: as ORT alone")
 
 
-def static_shaped(form, a_shape, b_shape):
+@pytest.mark.parametrize("form", FORMS)
+def test_groups_ort_gets_wrong_are_claimed_whatever_their_shape(form, ep_lib, monkeypatch):
+    """uint8 x int8 with symbolic shapes, which the measured rule declines as slower: where ORT's
+    kernel saturates (AVX2 without VNNI, as ORT itself shows, ort_int8.py) the EP claims it anyway
+    and is exact while ORT is not; where ORT is exact it stays declined."""
+    monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
-    model = build(form, u8, s8, len(a_shape), len(b_shape))
+    model = build(form, u8, s8, 4, 4)
+    rng = np.random.default_rng(15)
+    f = {"a": full_range(rng, (1, 2, 3, 64), u8), "b": full_range(rng, (1, 2, 64, 5), s8)}
+    if form == "mmi_zp_input":
+        f.update(a_zp=np.array(3, u8), b_zp=np.array(-2, s8))
+    run = es.run_with_ep(model, f)
+    if not ort_u8s8_saturates():
+        assert run.groups == 0, run.counters
+        assert DECLINE.format(-1, -1, -1) in verbose_capability_log(model)
+        return
+    assert run.groups == 1 and run.qdq_runs == 1, f"{form}: not claimed where ORT saturates\n{run.stderr}"
+    exact = expected(form, f, u8, s8)
+    es.assert_exact(run.outputs[0][0], exact, f"{form} u8·s8 on the EP")
+    (cpu,) = es.run_cpu(model, f)
+    assert not np.array_equal(cpu, exact), f"{form}: ORT was exact; the claim's reason is gone"
+
+
+def static_shaped(form, a_shape, b_shape, b_type=np.dtype(np.int8)):
+    u8 = np.dtype(np.uint8)
+    model = build(form, u8, b_type, len(a_shape), len(b_shape))
     for vi, shape in zip(model.graph.input, (a_shape, b_shape)):
         for dim, value in zip(vi.type.tensor_type.shape.dim, shape):
             dim.dim_value = value
@@ -355,8 +380,8 @@ def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
     run = es.run_with_ep(static_shaped(form, (1, 2, 512, 512), (1, 2, 512, 8)), f)
     assert run.groups == 1 and run.qdq_runs == 1, run.counters
     es.assert_exact(run.outputs[0][0], expected(form, f, u8, s8), f"{form} PV 512")
-    for (M, K, N) in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):
-        log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, N)))
+    for (M, K, N) in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):  # uint8 B: exact in ORT everywhere
+        log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, N), np.dtype(np.uint8)))
         assert DECLINE.format(M, K, N) in log, log
 
 
