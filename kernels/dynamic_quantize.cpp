@@ -152,6 +152,80 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) int32_t quantize_row_avx512
 }
 #pragma GCC diagnostic pop
 
+// quantize() on 8 lanes as int32: the same vdivps, round to nearest even, + zero point, max(q, 0)
+// (NaN -> 0: vmaxps returns its second operand), min 255.
+__attribute__((target("avx2"), always_inline)) inline __m256i quantize8_avx2(const float* x, __m256 scale,
+                                                                            __m256 zero_point) {
+  const __m256 q = _mm256_add_ps(
+      _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x), scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+      zero_point);
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), _mm256_set1_ps(255.0f)));
+}
+
+// 16 values as int16 in order; vpackssdw packs within 128-bit lanes (x0-3 x8-11 x4-7 x12-15),
+// vpermq puts them back.
+__attribute__((target("avx2"), always_inline)) inline __m256i quantize16_avx2(const float* x, __m256 scale,
+                                                                             __m256 zero_point) {
+  return _mm256_permute4x64_epi64(
+      _mm256_packs_epi32(quantize8_avx2(x, scale, zero_point), quantize8_avx2(x + 8, scale, zero_point)), 0xD8);
+}
+
+// One row of K values quantized into `row` in a's grouping (Pairs: int16 value - 128; Quads: the
+// uint8 value) and into x_q when not null; returns the row sum of what `row` holds. The last
+// K % 16 values go through quantize(), whose results are the same.
+template <KGroup kGroup>
+__attribute__((target("avx2"))) int32_t quantize_row_avx2(const float* x, int64_t K, float scale, float zero_point,
+                                                          void* row, uint8_t* x_q) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 zp = _mm256_set1_ps(zero_point);
+  __m256i sum = _mm256_setzero_si256();
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    const __m256i value = quantize16_avx2(x + k, s, zp);
+    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(value, _mm256_set1_epi16(1)));
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(value), _mm256_extracti128_si256(value, 1));
+    if constexpr (kGroup == KGroup::Pairs)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int16_t*>(row) + k),
+                          _mm256_sub_epi16(value, _mm256_set1_epi16(128)));
+    else
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(row) + k), bytes);
+    if (x_q != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + k), bytes);
+  }
+  const __m128i halves = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+  const __m128i pairs = _mm_add_epi32(halves, _mm_shuffle_epi32(halves, 0x4E));
+  int32_t total = _mm_cvtsi128_si32(_mm_add_epi32(pairs, _mm_shuffle_epi32(pairs, 0xB1)));
+  uint8_t tail[16];
+  quantize(x + k, static_cast<size_t>(K - k), scale, zero_point, tail);
+  for (int64_t t = 0; t < K - k; ++t) {
+    total += tail[t];
+    if constexpr (kGroup == KGroup::Pairs) static_cast<int16_t*>(row)[k + t] = static_cast<int16_t>(tail[t] - 128);
+    else static_cast<uint8_t*>(row)[k + t] = tail[t];
+    if (x_q != nullptr) x_q[k + t] = tail[t];
+  }
+  return kGroup == KGroup::Pairs ? total - 128 * static_cast<int32_t>(K) : total;
+}
+
+// Either grouping on an AVX2 CPU (AVX-VNNI CPUs store quads here): one pass, no scratch row.
+template <KGroup kGroup>
+__attribute__((target("avx2"))) void quantize_rows_avx2(const float* x, int64_t m_begin, int64_t m_end, float scale,
+                                                        int32_t zero_point, PreparedActivation& a, uint8_t* x_q) {
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    const auto at = static_cast<size_t>(m * a.row_stride);
+    uint8_t* row_x_q = x_q != nullptr ? x_q + m * a.K : nullptr;
+    if constexpr (kGroup == KGroup::Pairs) {
+      a.row_sum[static_cast<size_t>(m)] =
+          quantize_row_avx2<kGroup>(x + m * a.K, a.K, scale, static_cast<float>(zero_point), a.pairs.data() + at, row_x_q);
+      std::fill(a.pairs.begin() + static_cast<int64_t>(at) + a.K, a.pairs.begin() + static_cast<int64_t>(at) + a.row_stride,
+                int16_t{0});
+    } else {
+      a.row_sum[static_cast<size_t>(m)] =
+          quantize_row_avx2<kGroup>(x + m * a.K, a.K, scale, static_cast<float>(zero_point), a.quads.data() + at, row_x_q);
+      std::fill(a.quads.begin() + static_cast<int64_t>(at) + a.K, a.quads.begin() + static_cast<int64_t>(at) + a.row_stride,
+                uint8_t{0});
+    }
+  }
+}
+
 // Any grouping on any CPU: each row quantized into x_q's row (or a scratch row), then stored as
 // prepare_activation stores it.
 void quantize_rows_in_two_passes(const float* x, int64_t m_begin, int64_t m_end, float scale, int32_t zero_point,
@@ -219,6 +293,10 @@ void quantize_rows_prepared(const float* x, int64_t m_begin, int64_t m_end, floa
                             PreparedActivation& a, uint8_t* x_q) {
   if (a.group == KGroup::Quads && cpu_features().avx512)
     quantize_rows_avx512(x, m_begin, m_end, scale, zero_point, a, x_q);
+  else if (a.group == KGroup::Quads && cpu_features().avx2)
+    quantize_rows_avx2<KGroup::Quads>(x, m_begin, m_end, scale, zero_point, a, x_q);
+  else if (cpu_features().avx2)
+    quantize_rows_avx2<KGroup::Pairs>(x, m_begin, m_end, scale, zero_point, a, x_q);
   else
     quantize_rows_in_two_passes(x, m_begin, m_end, scale, zero_point, a, x_q);
 }

@@ -24,6 +24,15 @@ struct Reference {
   std::vector<uint8_t> x_q;
 };
 
+// QuantizeLinear with r's scale and zero point, one element at a time.
+Reference with_values(const std::vector<float>& x, Reference r) {
+  for (float v : x) {
+    const float q = std::nearbyint(v / r.scale) + static_cast<float>(r.zero_point);
+    r.x_q.push_back(std::isnan(q) ? 0 : static_cast<uint8_t>(std::fmin(255.0f, std::fmax(0.0f, q))));
+  }
+  return r;
+}
+
 // ONNX's formula, one element at a time (NaN: scale NaN, zero point 255, values 0).
 Reference reference(const std::vector<float>& x) {
   float lo = 0, hi = 0;
@@ -38,11 +47,7 @@ Reference reference(const std::vector<float>& x) {
   float zp = 0.0f - lo / r.scale;
   zp = std::isnan(zp) || zp > 255.0f ? 255.0f : (zp < 0.0f ? 0.0f : zp);
   r.zero_point = static_cast<int32_t>(std::nearbyint(zp));
-  for (float v : x) {
-    const float q = std::nearbyint(v / r.scale) + static_cast<float>(r.zero_point);
-    r.x_q.push_back(std::isnan(q) ? 0 : static_cast<uint8_t>(std::fmin(255.0f, std::fmax(0.0f, q))));
-  }
-  return r;
+  return with_values(x, r);
 }
 
 void expect_matches_reference(const std::vector<float>& x, const char* what) {
@@ -108,8 +113,7 @@ TEST(DynamicQuantize, InfAndNanAnywhere) {
 // Rows [m_begin, m_end) quantized into a prepared activation (and x_q) hold the reference's values
 // plus the grouping's offset, zeros in the padding, the right row sums; other rows stay untouched.
 void expect_rows_prepared(const std::vector<float>& x, int64_t M, int64_t K, onebit::KGroup group, int64_t m_begin,
-                          int64_t m_end, bool with_x_q, const char* what) {
-  const Reference r = reference(x);
+                          int64_t m_end, bool with_x_q, const char* what, const Reference& r) {
   onebit::PreparedActivation a;
   onebit::shape_prepared_activation(M, K, onebit::QType::Uint8, r.zero_point, group, a);
   std::fill(a.quads.begin(), a.quads.end(), uint8_t{0xA5});
@@ -143,8 +147,8 @@ TEST(QuantizeRowsPrepared, MatchesReferenceInEachGrouping) {
       const int64_t M = 5;
       std::vector<float> x(static_cast<size_t>(M * K));
       for (float& v : x) v = normal(rng);
-      expect_rows_prepared(x, M, K, group, 0, M, true, "all rows");
-      expect_rows_prepared(x, M, K, group, 1, 4, false, "middle rows, no x_q");
+      expect_rows_prepared(x, M, K, group, 0, M, true, "all rows", reference(x));
+      expect_rows_prepared(x, M, K, group, 1, 4, false, "middle rows, no x_q", reference(x));
     }
   }
 }
@@ -158,8 +162,20 @@ TEST(QuantizeRowsPrepared, InfAndNanAsDynamicQuantize) {
       std::vector<float> x(static_cast<size_t>(M * K), 0.25f);
       x[0] = -1.0f;
       x[static_cast<size_t>(K + 17)] = special;  // row 1, in the masked tail of a 16-lane step
-      expect_rows_prepared(x, M, K, group, 0, M, true, "special value");
+      expect_rows_prepared(x, M, K, group, 0, M, true, "special value", reference(x));
     }
+  }
+}
+
+// A static QuantizeLinear's scale: ties (v / scale = n + 0.5) round to even, values past either
+// end saturate, at every position of a 16-lane step and its tail.
+TEST(QuantizeRowsPrepared, StaticScaleRoundsTiesToEvenAndSaturates) {
+  for (const auto group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
+    const int64_t M = 2, K = 45;
+    std::vector<float> x(static_cast<size_t>(M * K));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i % 23) - 11.0f) * 0.25f + (i % 3 == 0 ? 0.0f : 40.0f * (i % 2 ? 1 : -1));
+    x[5] = 1e30f, x[50] = -1e30f, x[44] = 0.75f;  // 0.75 / 0.5 = 1.5: to 2
+    expect_rows_prepared(x, M, K, group, 0, M, true, "static scale", with_values(x, {0.5f, 100, {}}));
   }
 }
 

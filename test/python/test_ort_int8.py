@@ -4,11 +4,17 @@ computes on this CPU: where it reports saturation, ORT's uint8 x int8 MatMulInte
 full-range operands is wrong against exact int64 arithmetic; where it reports none, it is exact."""
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
+import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ort_int8 import ort_u8s8_saturates, ort_u8s8_wrong_outputs
+import ep_session as es
+from ort_int8 import K, ort_u8s8_saturates, ort_u8s8_wrong_outputs, saturating_matmul_integer
 
 
 def test_the_check_matches_ort_on_full_range_operands():
@@ -26,3 +32,17 @@ def test_the_check_matches_ort_on_full_range_operands():
           f"the check: {ort_u8s8_wrong_outputs()} of 16")
     # Measured: 0 on AVX-512 VNNI; about 1000 of 1024 on AVX2 without VNNI (real and emulated).
     assert (wrong > 100) if ort_u8s8_saturates() else (wrong == 0)
+
+
+@pytest.mark.skipif(os.environ.get("ONEBIT_EMULATED_CPU") != "avx2",
+                    reason="the emulated AVX2 leg only (scripts/test_avx2_emulated.sh)")
+def test_the_emulated_cpu_is_an_avx2_one(ep_lib, tmp_path):
+    """Under qemu-x86_64 -cpu Haswell both ORT and the EP must see an AVX2 CPU without VNNI, or the
+    leg checks nothing of what it is for: ORT saturates, the EP runs its avx2 kernel, exactly."""
+    assert ort_u8s8_saturates(), f"ORT's kernel is exact here: {ort_u8s8_wrong_outputs()} of 16 wrong"
+    trace = tmp_path / "trace.json"
+    model = onnx.load_from_string(saturating_matmul_integer())
+    run = es.run_with_ep(model, {"a": np.full((1, K), 255, np.uint8)}, options={"trace": str(trace)})
+    assert run.groups == 1, run.counters
+    assert (run.outputs[0][0] == 255 * 127 * K).all()
+    assert json.loads(trace.read_text())["otherData"]["host_kernel"] == "avx2"
