@@ -10,6 +10,7 @@ command -v ninja >/dev/null || missing+=(ninja-build)
 command -v g++ >/dev/null || missing+=(g++)
 command -v pkg-config >/dev/null || missing+=(pkg-config)  # the SDK's pkg-config check
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
+command -v qemu-x86_64 >/dev/null || missing+=(qemu-user)  # the emulated AVX2 test leg
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq && apt-get install -y -qq "${missing[@]}"

@@ -15,6 +15,7 @@ import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
 import { sizedPrompt } from '../llm/sized_prompt.js';
 import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm2.js';
+import { nativeConstants } from '../native.js';
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
@@ -48,6 +49,8 @@ export interface GenerationReport {
   ortVersion: string;
   /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
   ortInt8: OrtInt8Check;
+  /** The EP's host kernel (avx512vnni, avxvnni, avx2, portable). */
+  hostKernel: string;
   threads: number;
   device: string;
   /** The user turn: --prompt, or with --prompt-tokens the start of the evaluation text. */
@@ -173,6 +176,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
     model: { dir: files.dir, layers: files.config.layers, projections: files.projections, activations: files.activations, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
     ortVersion: runtime.ortVersion,
     ortInt8: await checkOrtInt8(),
+    hostKernel: nativeConstants().hostKernel,
     threads: args.threads,
     device: args.device,
     prompt: user,

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // The SmolLM2 generation report as a table for people (the JSON form is the GenerationReport itself).
-import { nativeConstants } from '../native.js';
 import { ARM_LABELS, type Comparison, type GenerationReport } from './generate.js';
 import { describeOrtInt8 } from './ort_int8_check.js';
 
@@ -16,7 +15,7 @@ export function formatGenerationReport(r: GenerationReport): string {
   const lines = [
     '',
     `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} A8W8 projections, ${r.model.activations} activations (weights ${r.model.weights})`,
-    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${nativeConstants().hostKernel}, device ${r.device}; ` +
+    `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${r.hostKernel}, device ${r.device}; ` +
       `prompt ${r.promptTokens} tokens (chat template${r.promptSource === 'prompt' ? '' : ', user turn from the evaluation text'}), ` +
       `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
     '',
