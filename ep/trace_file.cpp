@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "kernels/gemm_q8_kernels.h"
+#include "npu/utf8.h"
 
 namespace onebit {
 
@@ -21,22 +24,38 @@ namespace {
 // end of a call would put that call's start before it).
 const auto trace_origin = std::chrono::steady_clock::now();
 
-// "<stem>.json" for the first session writing `path` in this process, then "<stem>.2.json", ...
-std::string numbered_path(const std::string& path) {
-  static std::mutex mutex;
-  static std::map<std::string, int> uses;
-  std::lock_guard lock(mutex);
-  const int n = ++uses[path];
+// "<stem>.json" for the n-th session writing `path` in this process, then "<stem>.2.json", ...
+std::string numbered(const std::string& path, int n) {
   if (n == 1) return path;
   const bool json = path.size() > 5 && path.ends_with(".json");
   return (json ? path.substr(0, path.size() - 5) : path) + "." + std::to_string(n) + ".json";
 }
 
+// Creates the next numbered file of `path`; the number is taken only when the file is created,
+// so a refused path stays refused for every later session (it advanced and the next session
+// silently wrote "<stem>.2.json" beside it).
+std::pair<std::string, npu::FileDescriptor> create_numbered(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, int> created;
+  std::lock_guard lock(mutex);
+  const std::string name = numbered(path, created[path] + 1);
+  auto opened = npu::open_regular_file(name, npu::FileAccess::kWriteTruncate);
+  if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
+  ++created[path];
+  return {name, std::move(*opened)};
+}
+
+// A JSON string of any bytes: invalid UTF-8 becomes U+FFFD, control characters \u escapes.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (char c : npu::valid_utf8(text)) {
     if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;  // names never need control characters
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+      out += escape;
+      continue;
+    }
     out += c;
   }
   return out + "\"";
@@ -53,11 +72,8 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-TraceFile::TraceFile(const std::string& path, std::string cost_model)
-    : path_(numbered_path(absolute(path))), cost_model_(std::move(cost_model)) {
-  auto opened = npu::open_regular_file(path_, npu::FileAccess::kWriteTruncate);
-  if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
-  fd_ = std::move(*opened);
+TraceFile::TraceFile(const std::string& path, std::string cost_model) : cost_model_(std::move(cost_model)) {
+  std::tie(path_, fd_) = create_numbered(absolute(path));
 }
 
 uint64_t trace_clock_us(std::chrono::steady_clock::time_point at) {
@@ -87,8 +103,9 @@ void TraceFile::write(const Counters& counters) const {
         << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
         << (e.c_whole ? "true" : "false");
-    if (e.device_us >= 0) out << ",\"device_us\":" << e.device_us;
-    if (e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;
+    // JSON has no inf or NaN: a time that is not a finite number is left out.
+    if (std::isfinite(e.device_us) && e.device_us >= 0) out << ",\"device_us\":" << e.device_us;
+    if (std::isfinite(e.modelled_us) && e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;
     out << "}}";
   }
   out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_;

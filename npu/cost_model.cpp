@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "npu/design_builder.h"
 #include "npu/json_object.h"
+#include "npu/regular_file.h"
 
 namespace onebit::npu {
 
@@ -32,6 +32,14 @@ CostModel xdna1() { return {"xdna1", 50.0, 10.0, 20.0, 51.2, 6.76}; }
 //  dram_gbps 60: assumption: half of a 128-bit LPDDR5X-7500 platform's 120 GB/s peak.
 //  sync_call_us 10, sync_gbps 20: as XDNA (same driver path; assumption).
 CostModel xdna2() { return {"xdna2", 45.0, 10.0, 20.0, 60.0, 38.05}; }
+
+// Bounds of the constants: a microsecond to a second per launch or sync call, a kB/s to 100 TB/s
+// or TOPS. Inside them every modelled time is finite.
+constexpr double kMinCost = 1e-3;
+constexpr double kMaxMicroseconds = 1e6;
+constexpr double kMaxRate = 1e5;
+// A cost file is a few hundred bytes; more is not one.
+constexpr size_t kMaxCostFileBytes = 64 * 1024;
 
 Error bad(const std::string& where, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, "cost model " + where + ": " + what);
@@ -62,12 +70,19 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
       return bad(where, "unknown key \"" + key + "\"; the keys are " + keys_text());
   }
   CostModel model;
-  auto number = [&](const char* key, double& out) -> Status {
+  // Each constant within bounds no device comes near, so that the modelled time of any call (K, N
+  // and rows below 2^32) stays a finite number: huge or tiny finite values made it inf.
+  auto number = [&](const char* key, double lo, double hi, double& out) -> Status {
     const auto it = object.find(key);
     if (it == object.end()) return bad(where, "missing key \"" + std::string(key) + "\" (every key is required: " + keys_text() + ")");
     const double* v = std::get_if<double>(&it->second);
-    if (v == nullptr || !std::isfinite(*v) || *v <= 0)
+    if (v == nullptr || !(*v > 0))
       return bad(where, "key \"" + std::string(key) + "\" must be a positive number");
+    if (*v < lo || *v > hi) {
+      std::ostringstream range;
+      range << "key \"" << key << "\" is " << *v << ", outside [" << lo << ", " << hi << "]";
+      return bad(where, range.str());
+    }
     out = *v;
     return {};
   };
@@ -76,21 +91,22 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
   const std::string* generation = std::get_if<std::string>(&name->second);
   if (generation == nullptr || generation->empty()) return bad(where, "key \"generation\" must be a non-empty string");
   model.generation = *generation;
-  for (Status s : {number("launch_us", model.launch_us), number("sync_call_us", model.sync_call_us),
-                   number("sync_gbps", model.sync_gbps), number("dram_gbps", model.dram_gbps),
-                   number("int8_tops", model.int8_tops)})
+  for (Status s : {number("launch_us", kMinCost, kMaxMicroseconds, model.launch_us),
+                   number("sync_call_us", kMinCost, kMaxMicroseconds, model.sync_call_us),
+                   number("sync_gbps", kMinCost, kMaxRate, model.sync_gbps),
+                   number("dram_gbps", kMinCost, kMaxRate, model.dram_gbps),
+                   number("int8_tops", kMinCost, kMaxRate, model.int8_tops)})
     if (!s) return s.error();
   return model;
 }
 
 Result<CostModel> load_cost_model(const std::string& name_or_path) {
   if (!name_or_path.ends_with(".json")) return cost_model_for(name_or_path);
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::kIo, "cannot read cost file " + name_or_path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::kIo, "cannot read cost file " + name_or_path);
-  return cost_model_from_json(text.str(), name_or_path);
+  // Through the one reader of files the EP is pointed at: a FIFO, a device or a directory is an
+  // error naming the path, never a hang or an endless read.
+  Result<std::vector<uint8_t>> bytes = read_regular_file(name_or_path, kMaxCostFileBytes);
+  if (!bytes) return make_error(ErrorCode::kIo, "cannot read cost file: " + bytes.error().reason);
+  return cost_model_from_json(std::string(bytes->begin(), bytes->end()), name_or_path);
 }
 
 ModelledCall model_call(const CostModel& model, const DeviceWork& work) {

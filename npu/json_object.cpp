@@ -2,8 +2,11 @@
 #include "npu/json_object.h"
 
 #include <cctype>
+#include <cmath>
 #include <locale>
 #include <sstream>
+
+#include "npu/utf8.h"
 
 namespace onebit::npu {
 
@@ -22,7 +25,7 @@ class Reader {
     for (;;) {
       skip_space();
       std::string key;
-      if (!string(key)) return fail("expected a key in double quotes");
+      if (Status st = string(key, "a key"); !st) return st.error();
       skip_space();
       if (!take(':')) return fail("expected ':' after key \"" + key + "\"");
       skip_space();
@@ -45,12 +48,13 @@ class Reader {
   Status scalar(const std::string& key, JsonScalar& value) {
     if (pos_ < text_.size() && text_[pos_] == '"') {
       std::string s;
-      if (!string(s)) return fail("unterminated string value of \"" + key + "\"");
+      if (Status st = string(s, "the string value of \"" + key + "\""); !st) return st;
       value = std::move(s);
       return {};
     }
-    // A JSON number: -?digits(.digits)?([eE][+-]?digits)?, converted in the classic locale
-    // (std::from_chars for double needs a newer libstdc++ than the shipped binaries may use).
+    // A JSON number, strictly: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, converted in the
+    // classic locale (std::from_chars for double needs a newer libstdc++ than the shipped binaries
+    // may use).
     const size_t begin = pos_;
     auto digits = [&] {
       const size_t from = pos_;
@@ -58,39 +62,75 @@ class Reader {
       return pos_ > from;
     };
     take('-');
-    bool ok = digits();
+    bool ok = take('0') || digits();
     if (ok && take('.')) ok = digits();
     if (ok && (take('e') || take('E'))) {
       if (!take('+')) take('-');
       ok = digits();
     }
-    if (!ok) {
+    if (!ok || (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))) {
       pos_ = begin;
       return fail("the value of \"" + key + "\" must be a number or a string");
     }
     std::istringstream in(text_.substr(begin, pos_ - begin));
     in.imbue(std::locale::classic());
     double number = 0;
-    if (!(in >> number)) return fail("the value of \"" + key + "\" is out of range");
+    if (!(in >> number) || !std::isfinite(number)) return fail("the value of \"" + key + "\" is out of range");
     value = number;
     return {};
   }
 
-  // A string without escapes other than \" and \\ (keys and names need no more).
-  bool string(std::string& out) {
-    if (!take('"')) return false;
+  // A JSON string: UTF-8, no control characters, every escape (\uXXXX with surrogate pairs).
+  Status string(std::string& out, const std::string& what) {
+    if (!take('"')) return fail("expected " + what + " in double quotes");
+    const size_t begin = pos_;
     while (pos_ < text_.size()) {
       const char c = text_[pos_++];
-      if (c == '"') return true;
-      if (c == '\n') return false;
-      if (c == '\\') {
-        if (pos_ >= text_.size() || (text_[pos_] != '"' && text_[pos_] != '\\')) return false;
-        out += text_[pos_++];
-      } else {
-        out += c;
+      if (c == '"') {
+        if (!is_valid_utf8(out)) return at(begin, what + " is not valid UTF-8");
+        return {};
       }
+      if (static_cast<unsigned char>(c) < 0x20) return at(pos_ - 1, what + " holds a control character");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= text_.size()) break;
+      const char e = text_[pos_++];
+      static const std::string kPlain = "\"\\/bfnrt", kMeaning = "\"\\/\b\f\n\r\t";
+      if (const size_t i = kPlain.find(e); i != std::string::npos) {
+        out += kMeaning[i];
+        continue;
+      }
+      if (e != 'u') return at(pos_ - 2, what + " has an invalid escape \\" + std::string(1, e));
+      char32_t cp = 0;
+      if (!hex4(cp)) return at(pos_, what + " has an invalid \\u escape");
+      if (cp >= 0xD800 && cp <= 0xDBFF) {  // a high surrogate: its low one must follow
+        char32_t low = 0;
+        if (!take('\\') || !take('u') || !hex4(low) || low < 0xDC00 || low > 0xDFFF)
+          return at(pos_, what + " has an unpaired surrogate escape");
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return at(pos_, what + " has an unpaired surrogate escape");
+      }
+      append_utf8(out, cp);
     }
-    return false;
+    return fail(what + " is not terminated");
+  }
+
+  bool hex4(char32_t& cp) {
+    if (pos_ + 4 > text_.size()) return false;
+    for (int i = 0; i < 4; ++i) {
+      const char h = text_[pos_++];
+      if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
+      cp = cp * 16 + static_cast<char32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
+    }
+    return true;
+  }
+
+  Error at(size_t pos, const std::string& what) {
+    pos_ = pos;
+    return fail(what);
   }
 
   bool take(char c) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reads one flat JSON object whose values are numbers or strings: what a small settings file
-// (the cost model's overrides) needs, and no more. Nested objects, arrays, true/false/null are
-// rejected with the key they belong to.
+// (the cost model's overrides) needs, and no more. Strict JSON (RFC 8259) for what it accepts:
+// numbers without leading zeros, strings in UTF-8 with every escape and no control characters.
+// Nested objects, arrays, true/false/null are rejected with the key they belong to.
 #pragma once
 #include <map>
 #include <string>

@@ -77,7 +77,7 @@ TEST_F(EpOptionsTest, BadCostModelNamesTheOptionAndTheReason) {
   EXPECT_NE(incomplete.find("cost_model="), std::string::npos) << incomplete;
   EXPECT_NE(incomplete.find("missing key \"sync_call_us\""), std::string::npos) << incomplete;
   const std::string missing = error_of({{"cost_model", "/nonexistent/cost.json"}});
-  EXPECT_NE(missing.find("cannot read cost file /nonexistent/cost.json"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("cannot read cost file: /nonexistent/cost.json"), std::string::npos) << missing;
 }
 
 TEST_F(EpOptionsTest, UnknownKeyListsTheValidOnes) {

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -205,7 +209,7 @@ TEST(CostFile, MalformedJsonSaysWhere) {
   expect_error(R"({"generation": "g" "launch_us": 1})", {"expected ',' or '}' after the value of \"generation\""});
   expect_error(R"({"generation": "g", "generation": "h"})", {"\"generation\" appears twice"});
   expect_error(R"({"generation": "g"} x)", {"unexpected text"});
-  expect_error(R"({"generation": "g)", {"unterminated string"});
+  expect_error(R"({"generation": "g)", {"the string value of \"generation\" is not terminated"});
   expect_error(R"({"generation": "g", "launch_us": 5.})", {"\"launch_us\"", "number or a string"});
   expect_error(R"({"generation": "g", "launch_us": +5})", {"\"launch_us\"", "number or a string"});
   expect_error(R"({"generation": "g", "launch_us": 1e999})", {"\"launch_us\"", "out of range"});
@@ -224,6 +228,73 @@ TEST(CostFile, LoadsPresetsAndFiles) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kIo);
   EXPECT_NE(missing.error().reason.find(path), std::string::npos);
+}
+
+// Strict JSON where it was loose (cases in the manner of JSON's own test suite): numbers with
+// leading zeros refused; every escape, \u with surrogate pairs, accepted; raw control characters,
+// bad escapes, lone surrogates and bytes that are not UTF-8 refused.
+TEST(CostFile, StrictJsonNumbersStringsAndUtf8) {
+  const auto with = [](const std::string& generation, const std::string& launch = "50") {
+    return "{\"generation\": " + generation + ", \"launch_us\": " + launch +
+           ", \"sync_call_us\": 5, \"sync_gbps\": 2, \"dram_gbps\": 80, \"int8_tops\": 10}";
+  };
+  for (const char* number : {"0050", "-01", "00", "1.e3", ".5", "0x10", "1_0"})
+    expect_error(with("\"g\"", number), {"\"launch_us\""});
+  for (const char* number : {"0", "0.5", "5e1", "5E+1", "500e-1"}) {
+    Result<CostModel> m = cost_model_from_json(with("\"g\"", number), "ok.json");
+    EXPECT_EQ(m.ok(), std::string(number) != "0") << number;  // 0 parses, and is not positive
+  }
+  Result<CostModel> escaped = cost_model_from_json(with(R"("a\tb\n\/\"\\\u00e9\ud83d\ude00")"), "ok.json");
+  ASSERT_TRUE(escaped.ok()) << escaped.error().to_string();
+  EXPECT_EQ(escaped->generation, "a\tb\n/\"\\\xC3\xA9\xF0\x9F\x98\x80");
+  expect_error(with("\"a\tb\""), {"control character"});
+  expect_error(with(R"("a\qb")"), {"invalid escape \\q"});
+  expect_error(with(R"("\u12")"), {"invalid \\u escape"});
+  expect_error(with(R"("\ud83d")"), {"unpaired surrogate"});
+  expect_error(with(R"("\ude00x")"), {"unpaired surrogate"});
+  for (const char* bytes : {"\"\xFF\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"\xE2\x82\""})
+    expect_error(with(bytes), {"the string value of \"generation\" is not valid UTF-8"});
+}
+
+// Huge or tiny finite constants made the modelled time inf (and the trace invalid JSON): each
+// constant is bounded, and inside the bounds the largest call's modelled time is finite.
+TEST(CostFile, ConstantsAreBoundedSoThatEveryModelledTimeIsFinite) {
+  const auto with = [](const char* key, const char* value) {
+    std::string text = "{\"generation\": \"g\"";
+    for (const char* k : {"launch_us", "sync_call_us", "sync_gbps", "dram_gbps", "int8_tops"})
+      text += std::string(", \"") + k + "\": " + (std::string(k) == key ? value : "10");
+    return text + "}";
+  };
+  expect_error(with("launch_us", "1e308"), {"\"launch_us\" is 1e+308, outside [0.001, 1e+06]"});
+  expect_error(with("sync_call_us", "1.7e308"), {"\"sync_call_us\"", "outside"});
+  expect_error(with("sync_gbps", "1e-308"), {"\"sync_gbps\"", "outside"});
+  expect_error(with("int8_tops", "1e300"), {"\"int8_tops\"", "outside"});
+  const CostModel extreme{"extreme", 1e6, 1e6, 1e-3, 1e-3, 1e-3};
+  const uint32_t big = 1u << 20;  // K, N and rows far past any model
+  const ModelledCall t = model_rows(extreme, big, big, big, kBlocks);
+  EXPECT_TRUE(std::isfinite(t.sync_us) && std::isfinite(t.launch_us) && std::isfinite(t.array_us));
+}
+
+// The file goes through the one hardened reader: a FIFO does not block, /dev/zero and a large
+// file are refused by size, a directory is named as one (each used to hang, read 1.1 GB, or say
+// "expected '{'").
+TEST(CostFile, FifosDevicesDirectoriesAndLargeFilesAreRefusedByPath) {
+  const std::string dir = ::testing::TempDir() + "cost_files/";
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "fifo.json", zero = dir + "zero.json", large = dir + "large.json";
+  std::filesystem::remove(fifo);
+  std::filesystem::remove(zero);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", zero);
+  std::ofstream(large) << std::string(100 * 1024, ' ') << kFull;
+  std::filesystem::create_directories(dir + "folder.json");
+  for (const std::string& path : {fifo, zero, large, dir + "folder.json"}) {
+    Result<CostModel> m = load_cost_model(path);
+    ASSERT_FALSE(m.ok()) << path;
+    EXPECT_EQ(m.error().code, ErrorCode::kIo) << path;
+    EXPECT_NE(m.error().reason.find("cannot read cost file: " + path), std::string::npos) << m.error().reason;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

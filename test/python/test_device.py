@@ -299,6 +299,32 @@ def test_missing_trace_directory_fails_session_creation_with_errno(ep_lib, stack
     assert f"cannot create trace file: {trace}: cannot open: No such file or directory (errno 2)" in str(info.value)
 
 
+def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
+    """A directory where the trace file should go fails every session that names it, through the
+    option and ONEBIT_EP_TRACE alike; no session writes a numbered file beside it (the refused
+    attempt used to take the number, so the next session wrote trace.2.json)."""
+    trace = tmp_path / "trace.json"
+    trace.mkdir()
+    for route in ("option", "option", "environment"):
+        options = {"trace": str(trace), **isolated} if route == "option" else isolated
+        env = {"ONEBIT_EP_TRACE": str(trace)} if route == "environment" else {}
+        with pytest.MonkeyPatch.context() as mp:
+            for key, value in env.items():
+                mp.setenv(key, value)
+            with pytest.raises(Exception) as info:
+                es.create_ep_session(stack, options)
+        assert f"cannot create trace file: {trace}" in str(info.value), route
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.json"]
+    trace.rmdir()
+    del_sessions = [es.create_ep_session(stack, {"trace": str(trace), **isolated}) for _ in range(2)]
+    del del_sessions
+    import gc
+    gc.collect()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.2.json", "trace.json"]
+    for name in ("trace.json", "trace.2.json"):
+        json.loads((tmp_path / name).read_text())
+
+
 def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):
     (tmp_path / "created").mkdir()
     (tmp_path / "released").mkdir()
