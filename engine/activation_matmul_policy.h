@@ -10,9 +10,12 @@
 // S = 512 it was level (0.80-1.25x over three runs). So the measured rule claims a group only where its declared shape
 // has M >= 512, K >= 512 and N <= 64; a symbolic dim (the usual dynamic sequence length) is
 // declined, as nothing says the call will be in that range.
-// Exactness comes before speed: where ORT's own kernel for the group is wrong (uint8 x int8 on a
-// CPU without VNNI, whose vpmaddubsw saturates 16-bit pair sums), the group is claimed whatever
-// its shape. ORT's quantizers give attention uint8 x uint8, which ORT computes exactly there.
+// Exactness comes before speed: where ORT's own kernel for the group may be wrong (an int8 B on a
+// CPU without VNNI, whose vpmaddubsw saturates 16-bit pair sums), the group is claimed whatever its
+// shape, as long as its K is declared and within the exact int32 bound (a call past it could only
+// fail). ORT's quantizers give attention uint8 x uint8, which ORT computes exactly there. The
+// price is speed: B is packed at every call (decode-shaped QKᵀ and PV of 32 heads took 12 ms
+// where ORT took 0.5-1 ms).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -34,16 +37,17 @@ constexpr int64_t kActivationMatmulMaxN = 64;
 // All; anything else throws std::invalid_argument naming the variable and its values.
 ActivationMatmuls activation_matmuls_from_env();
 
-// Whether ORT's CPU EP gets an activation x activation int8 MatMul of these types wrong on a CPU
-// with these VNNI flags: uint8 x int8 without VNNI (ORT's AVX2 kernel saturates; measured against
-// int64 arithmetic in test_activation_matmul.py). The other combinations are exact there.
+// Whether ORT's CPU EP may get an activation x activation int8 MatMul of these types wrong on a
+// CPU with these VNNI flags: an int8 B without VNNI. ORT's AVX2 kernel saturates uint8 x int8
+// (measured against int64 arithmetic in test_activation_matmul.py), and its QDQS8ToU8 rewrite
+// turns an int8 activation into uint8 on those CPUs, so int8 x int8 QDQ reaches it too.
 bool ort_saturates(QType a, QType b, bool cpu_has_vnni);
 // The same on this CPU.
 bool ort_saturates_here(QType a, QType b);
 
 // Why a group whose B changes per call, with M rows, inner dimension K and N columns as the model
 // declares them (-1: symbolic), is not claimed under `rule`; "" when it is claimed. A group ORT
-// would compute wrongly (`ort_saturates`) is always claimed.
+// may compute wrongly (`ort_saturates`) is claimed when its K is declared and at most kMaxK.
 std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N, bool ort_saturates);
 
 }  // namespace onebit

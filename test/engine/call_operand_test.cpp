@@ -76,15 +76,21 @@ TEST(ActivationMatmulPolicy, MeasuredRuleClaimsLargeDeclaredShapesOnly) {
 }
 
 TEST(ActivationMatmulPolicy, GroupsOrtGetsWrongAreClaimedWhateverTheirShape) {
-  // ORT's uint8 x int8 kernel saturates without VNNI; the other combinations are exact there.
+  // Without VNNI ORT saturates uint8 x int8, and int8 x int8 QDQ once it shifts A to uint8; a
+  // uint8 B is exact there.
   EXPECT_TRUE(ort_saturates(QType::Uint8, QType::Int8, false));
+  EXPECT_TRUE(ort_saturates(QType::Int8, QType::Int8, false));
   EXPECT_FALSE(ort_saturates(QType::Uint8, QType::Int8, true));
-  for (const auto& [a, b] : {std::pair{QType::Uint8, QType::Uint8}, {QType::Int8, QType::Int8}, {QType::Int8, QType::Uint8}})
-    EXPECT_FALSE(ort_saturates(a, b, false));
+  EXPECT_FALSE(ort_saturates(QType::Uint8, QType::Uint8, false));
+  EXPECT_FALSE(ort_saturates(QType::Int8, QType::Uint8, false));
   const auto measured = ActivationMatmuls::Measured;
   EXPECT_EQ(activation_matmul_decline(measured, -1, 8, -1, true), "");
   EXPECT_EQ(activation_matmul_decline(measured, 1, 64, 512, true), "");
+  EXPECT_EQ(activation_matmul_decline(measured, 1, kMaxK, 512, true), "");
   EXPECT_NE(activation_matmul_decline(measured, -1, 8, -1, false), "");
+  // A K not declared, or past the exact bound, could fail at run time: declined.
+  EXPECT_NE(activation_matmul_decline(measured, 1, -1, 64, true), "");
+  EXPECT_NE(activation_matmul_decline(measured, 1, kMaxK + 1, 64, true), "");
 }
 
 TEST(ActivationMatmulPolicy, TheOverrideComesFromTheEnvironment) {

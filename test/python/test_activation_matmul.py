@@ -336,14 +336,23 @@ def test_measured_rule_declines_symbolic_shapes_with_reason(ep_lib, monkeypatch)
         es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], f"{form} declined: as ORT alone")
 
 
+def with_declared_k(model, K):
+    """`model` (from build) with a's last dim and b's second to last declared K."""
+    model.graph.input[0].type.tensor_type.shape.dim[-1].dim_value = K
+    model.graph.input[1].type.tensor_type.shape.dim[-2].dim_value = K
+    return model
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_groups_ort_gets_wrong_are_claimed_whatever_their_shape(form, ep_lib, monkeypatch):
-    """uint8 x int8 with symbolic shapes, which the measured rule declines as slower: where ORT's
+    """uint8 x int8 with symbolic M and N, which the measured rule declines as slower: where ORT's
     kernel saturates (AVX2 without VNNI, as ORT itself shows, ort_int8.py) the EP claims it anyway
-    and is exact while ORT is not; where ORT is exact it stays declined."""
+    and is exact while ORT is not; where ORT is exact it stays declined. A symbolic K stays
+    declined everywhere: a call past the exact int32 bound could only fail."""
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
-    model = build(form, u8, s8, 4, 4)
+    assert DECLINE.format(-1, -1, -1) in verbose_capability_log(build(form, u8, s8, 4, 4))
+    model = with_declared_k(build(form, u8, s8, 4, 4), 64)
     rng = np.random.default_rng(15)
     f = {"a": full_range(rng, (1, 2, 3, 64), u8), "b": full_range(rng, (1, 2, 64, 5), s8)}
     if form == "mmi_zp_input":
@@ -351,13 +360,39 @@ def test_groups_ort_gets_wrong_are_claimed_whatever_their_shape(form, ep_lib, mo
     run = es.run_with_ep(model, f)
     if not ort_u8s8_saturates():
         assert run.groups == 0, run.counters
-        assert DECLINE.format(-1, -1, -1) in verbose_capability_log(model)
+        assert DECLINE.format(-1, 64, -1) in verbose_capability_log(model)
         return
     assert run.groups == 1 and run.qdq_runs == 1, f"{form}: not claimed where ORT saturates\n{run.stderr}"
     exact = expected(form, f, u8, s8)
     es.assert_exact(run.outputs[0][0], exact, f"{form} u8·s8 on the EP")
     (cpu,) = es.run_cpu(model, f)
     assert not np.array_equal(cpu, exact), f"{form}: ORT was exact; the claim's reason is gone"
+
+
+def test_int8_qdq_with_an_int8_b_that_orts_rewrite_leaves_is_claimed_where_ort_saturates(ep_lib, monkeypatch):
+    """int8 x int8 QDQ whose B is an int8 graph input (an int8 KV cache): on a CPU without VNNI
+    ORT's QDQS8ToU8 rewrite makes the activation uint8 and runs its saturating u8·s8 kernel (0.82
+    instead of 103.23 here, found by a hostile review); the EP claims it and is exact."""
+    monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
+    s8 = np.dtype(np.int8)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["bf"]),
+             helper.make_node("MatMul", ["xf", "bf"], ["y"])]
+    inits = [init("sx", np.float32(0.01)), init("zx", np.array(0, s8)), init("sb", np.float32(0.01)),
+             init("zb", np.array(0, s8))]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["m", 64]),
+                               helper.make_tensor_value_info("b", TensorProto.INT8, [64, "n"])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", "n"])], inits)
+    f = {"x": np.full((1, 64), 1.27, np.float32), "b": np.full((64, 2), 127, np.int8)}
+    run = es.run_with_ep(model, f)
+    if not ort_u8s8_saturates():
+        assert run.groups == 0, run.counters
+        return
+    assert run.groups == 1, f"not claimed where ORT saturates\n{run.stderr}"
+    acc = 127 * 127 * 64
+    np.testing.assert_array_equal(run.outputs[0][0], np.full((1, 2), np.float32(acc * (np.float64(np.float32(0.01)) ** 2))))
+    assert not np.allclose(es.run_cpu(model, f)[0], run.outputs[0][0], rtol=1e-3), "ORT was right: the claim's reason is gone"
 
 
 def static_shaped(form, a_shape, b_shape, b_type=np.dtype(np.int8)):
