@@ -3,8 +3,9 @@
 // 8 columns × the same k pair of the weights by vpmaddwd, which sums the two int16 products
 // into int32 exactly — unlike vpmaddubsw, whose 16-bit pair sums saturate. A register block is
 // up to 6 rows × 16 columns (12 accumulators); the weight block (K × 16 bytes) stays in cache
-// while the row blocks pass over it. Built with target attributes, not -mavx2, so no AVX2 code
-// can leak into functions shared with the portable path.
+// while the row blocks pass over it. One row (decode) reads four column blocks side by side: four
+// streams from memory in flight instead of one. Built with target attributes, not -mavx2, so no
+// AVX2 code can leak into functions shared with the portable path.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -89,6 +90,28 @@ ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const in
   }
 }
 
+// One row against kStreams weight blocks at once: that many streams from memory in flight
+// instead of one. A single sequential stream stayed well below the read bandwidth at one row
+// (BENCHMARKS.md, Session 9).
+constexpr int kStreams = 4;
+ONEBIT_AVX2 void dot_row_blocks(const int16_t* x, const int8_t* const (&blocks)[kStreams], int64_t k_pairs,
+                                int32_t (&dots)[kMaxRows][kBlockN]) {
+  __m256i acc[kStreams][2];  // [block][column half]
+  for (auto& b : acc) b[0] = b[1] = _mm256_setzero_si256();
+  for (int64_t p = 0; p < k_pairs; ++p) {
+    for (int b = 0; b < kStreams; ++b) {
+      _mm_prefetch(reinterpret_cast<const char*>(blocks[b] + p * 32 + kPrefetchBytes), _MM_HINT_T0);
+      const int8_t* pair = blocks[b] + p * 32;
+      acc[b][0] = madd_pair(acc[b][0], x + 2 * p, load_widened(pair));
+      acc[b][1] = madd_pair(acc[b][1], x + 2 * p, load_widened(pair + 16));
+    }
+  }
+  for (int b = 0; b < kStreams; ++b) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots[b]), acc[b][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dots[b] + 8), acc[b][1]);
+  }
+}
+
 }  // namespace
 
 ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
@@ -96,6 +119,24 @@ ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWe
                                      const FusedFloatOutput*) {
   const int64_t k_pairs = w.k_padded() / 2;
   int32_t dots[kMaxRows][kBlockN];
+  if (x.M == 1) {
+    // The blocks in kStreams parts read side by side. What is left over goes to the loop below.
+    const int64_t part = (block_end - block_begin) / kStreams;
+    for (int64_t b = block_begin; b < block_begin + part; ++b) {
+      const int8_t* blocks[kStreams];
+      for (int i = 0; i < kStreams; ++i) blocks[i] = w.blocks.data() + (b + i * part) * w.block_bytes();
+      dot_row_blocks(x.pairs.data(), blocks, k_pairs, dots);
+      for (int i = 0; i < kStreams; ++i) {
+        const int64_t n0 = (b + i * part) * kBlockN;
+        const int64_t columns = std::min(kBlockN, w.N - n0);
+        for (int64_t j = 0; j < columns; ++j) {
+          const auto n = static_cast<size_t>(n0 + j);
+          acc[n0 + j] = fold_zero_points(dots[i][j], w.zero_point[n], x.row_sum[0], x.zero_point, w.col_sum[n], w.K);
+        }
+      }
+    }
+    block_begin += kStreams * part;
+  }
   for (int64_t b = block_begin; b < block_end; ++b) {
     const int8_t* block = w.blocks.data() + b * w.block_bytes();
     const int64_t n0 = b * kBlockN;

@@ -135,6 +135,18 @@ TEST_P(GemmKernels, FullRangeValuesMatchReference) {
     for (int64_t K : {4, 255, 1030}) check_all_columns(*kernel_, full_range_case(rng, x_type(), w_type(), M, K, 49));
 }
 
+// One row reads several column blocks side by side (AVX2): every count of blocks around a whole
+// number of streams, the leftover blocks after them, and sub-ranges starting anywhere.
+TEST_P(GemmKernels, OneRowOverManyBlocksMatchesReference) {
+  std::mt19937 rng(48);
+  for (int64_t blocks : {1, 2, 3, 4, 5, 7, 8, 9, 13})
+    for (int64_t K : {1, 3, 64, 257}) {
+      const Case c = random_case(rng, x_type(), w_type(), 1, K, blocks * onebit::kBlockN - (K % 2));
+      check_all_columns(*kernel_, c);
+      check_kernel(*kernel_, c, 1, blocks);
+    }
+}
+
 TEST_P(GemmKernels, SubRangesOfBlocks) {
   std::mt19937 rng(43);
   for (int64_t M : {1, 4, 9, 33}) {
@@ -167,10 +179,10 @@ TEST_P(GemmKernels, ValuesThatSaturateSixteenBitPairSums) {
 // prefill paths (1-4 rows, more) both hold it, with x at either end of its range.
 TEST_P(GemmKernels, AccumulatorsAtTheInt32LimitDoNotOverflow) {
   static_assert(int64_t{255} * 255 * onebit::kMaxK <= INT32_MAX);
-  for (int64_t M : {2, 5})
+  for (int64_t M : {1, 2, 5})
     for (bool same_sign : {true, false})
       for (bool x_high : {false, true})
-        check_all_columns(*kernel_, extreme_case(x_type(), w_type(), M, onebit::kMaxK, 17, same_sign, x_high));
+        check_all_columns(*kernel_, extreme_case(x_type(), w_type(), M, onebit::kMaxK, M == 1 ? 81 : 17, same_sign, x_high));
 }
 
 // Past the bound the worst case no longer fits int32 (the EP refuses such a K). Every kernel
