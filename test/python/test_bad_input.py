@@ -147,7 +147,6 @@ def dequantize_to_float16():
 
 
 DECLINED = {
-    "weight_is_graph_input": weight_is_graph_input,
     "weight_scale_axis0_of_KxN": weight_scale_wrong_axis,
     "float_weights": float_weights,
     "per_channel_activation_scale": per_channel_activation_scale,
@@ -182,6 +181,27 @@ def test_near_miss_is_declined_and_matches_cpu(name, ep_lib):
         cpu = es.run_cpu(model, f)
         for g, c in zip(outs, cpu):
             es.assert_exact(g, c, f"{name}: output with the EP registered vs ORT CPU alone")
+
+
+def test_a_weight_that_is_a_graph_input_is_an_activation_x_activation_group(ep_lib, monkeypatch):
+    """DQ of an int8 weight given per call is not a constant-weight group: the activation x activation
+    rule decides. Where ORT's kernel saturates (ort_int8.py) an int8 B with a declared K is claimed
+    and exact; elsewhere it is declined (symbolic M, K = 32) and gives ORT's outputs."""
+    from ort_int8 import ort_u8s8_saturates
+    monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
+    model, extra = weight_is_graph_input()
+    feeds = [dict(extra, x_q=_activation(model, m, 50 + i)) for i, m in enumerate((1, 7, 36))]
+    run = es.run_with_ep(model, feeds)
+    if not ort_u8s8_saturates():
+        assert run.groups == 0 and run.qdq_runs == 0, run.counters
+        for f, outs in zip(feeds, run.outputs):
+            es.assert_exact(outs[0], es.run_cpu(model, f)[0], "declined: ORT's output")
+        return
+    assert run.groups == 1 and run.qdq_runs == len(feeds), run.counters
+    for f, outs in zip(feeds, run.outputs):
+        acc = (f["x_q"].astype(np.int64) - 1) @ f["w_q"].astype(np.int64)  # x zero point 1, w's 0
+        exact = (acc * (np.float64(np.float32(0.02)) * np.float64(np.float32(0.01)))).astype(np.float32)
+        np.testing.assert_allclose(outs[0], exact, rtol=2 ** -23, atol=0)
 
 
 def weight_zero_point_shaped_unlike_scale(zp_count, scale_count, zp_shape=None):
