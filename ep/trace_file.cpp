@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <locale>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -31,10 +33,10 @@ std::string numbered(const std::string& path, int n) {
   return (json ? path.substr(0, path.size() - 5) : path) + "." + std::to_string(n) + ".json";
 }
 
-// Creates the next numbered file of `path`; the number is taken only when the file is created,
-// so a refused path stays refused for every later session (it advanced and the next session
-// silently wrote "<stem>.2.json" beside it).
-std::pair<std::string, npu::FileDescriptor> create_numbered(const std::string& path) {
+// Creates (empty) the next numbered file of `path` and returns its name; the number is taken only
+// when the file is created, so a refused path stays refused for every later session (it advanced
+// and the next session silently wrote "<stem>.2.json" beside it).
+std::string create_numbered(const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, int> created;
   std::lock_guard lock(mutex);
@@ -42,7 +44,7 @@ std::pair<std::string, npu::FileDescriptor> create_numbered(const std::string& p
   auto opened = npu::open_regular_file(name, npu::FileAccess::kWriteTruncate);
   if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
   ++created[path];
-  return {name, std::move(*opened)};
+  return name;
 }
 
 // A JSON string of any bytes: invalid UTF-8 becomes U+FFFD, control characters \u escapes.
@@ -72,9 +74,8 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-TraceFile::TraceFile(const std::string& path, std::string cost_model) : cost_model_(std::move(cost_model)) {
-  std::tie(path_, fd_) = create_numbered(absolute(path));
-}
+TraceFile::TraceFile(const std::string& path, std::string cost_model)
+    : path_(create_numbered(absolute(path))), cost_model_(std::move(cost_model)) {}
 
 uint64_t trace_clock_us(std::chrono::steady_clock::time_point at) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(at - trace_origin).count());
@@ -91,6 +92,7 @@ void TraceFile::record(const TraceEvent& event) {
 void TraceFile::write(const Counters& counters) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
+  out.imbue(std::locale::classic());  // JSON numbers, whatever global locale the host set
   const auto pid = static_cast<long>(getpid());
   out << "{\"traceEvents\":[";
   for (size_t i = 0; i < events_.size(); ++i) {
@@ -113,15 +115,25 @@ void TraceFile::write(const Counters& counters) const {
   out << ",\"host_kernel\":" << quoted(selected_kernel_name());
   out << "}}\n";
   const std::string text = std::move(out).str();
+  // Written beside the file and renamed over it: a file that two sessions or processes name (by
+  // one spelling or another) ends up holding one whole trace, never two interleaved.
+  static std::atomic<uint64_t> writes{0};
+  const std::string partial = path_ + ".partial." + std::to_string(pid) + "." + std::to_string(++writes);
+  const auto fail = [&](const std::string& what, int err) {
+    ::unlink(partial.c_str());
+    return std::runtime_error("onebit: failed writing trace file " + path_ + ": " + what + ": " + std::strerror(err) +
+                              " (errno " + std::to_string(err) + ")");
+  };
+  auto fd = npu::open_regular_file(partial, npu::FileAccess::kWriteTruncate);
+  if (!fd) throw std::runtime_error("onebit: failed writing trace file: " + fd.error().reason);
   size_t done = 0;
   while (done < text.size()) {
-    const ssize_t n = ::write(fd_.get(), text.data() + done, text.size() - done);
+    const ssize_t n = ::write(fd->get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw std::runtime_error("onebit: failed writing trace file " + path_ + ": " + std::strerror(errno) + " (errno " +
-                               std::to_string(errno) + ")");
+    if (n <= 0) throw fail("write", n < 0 ? errno : ENOSPC);
     done += static_cast<size_t>(n);
   }
+  if (::rename(partial.c_str(), path_.c_str()) != 0) throw fail("rename", errno);
 }
 
 }  // namespace onebit

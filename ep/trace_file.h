@@ -34,14 +34,15 @@ class TraceFile {
  public:
   // Creates (or empties) the file now, so a bad path fails session creation with its errno; a
   // relative path is resolved against the working directory of this moment. A second session
-  // of the process given the same path writes <stem>.2.json, and so on. Throws
-  // std::invalid_argument naming the path and the errno.
+  // of the process given the same path writes <stem>.2.json, and so on; a refused path takes no
+  // number. Throws std::invalid_argument naming the path and the errno.
   // cost_model: the modelled generation the events' modelled_us are for (empty: none).
   explicit TraceFile(const std::string& path, std::string cost_model = {});
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
   void record(const TraceEvent& event);
-  // Writes the events and the counters. Throws std::runtime_error on I/O errors.
+  // Writes the events and the counters into a file beside it, renamed over it: whoever else
+  // writes the same file, it holds one whole trace. Throws std::runtime_error on I/O errors.
   void write(const Counters& counters) const;
   const std::string& path() const { return path_; }
 
@@ -50,7 +51,6 @@ class TraceFile {
 
  private:
   std::string path_;  // absolute
-  npu::FileDescriptor fd_;
   std::string cost_model_;
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;

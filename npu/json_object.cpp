@@ -141,8 +141,10 @@ class Reader {
     return false;
   }
 
+  // JSON's whitespace only (not \f or \v, which isspace also takes).
   void skip_space() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
   }
 
   Error fail(const std::string& what) const {

@@ -325,6 +325,23 @@ def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
         json.loads((tmp_path / name).read_text())
 
 
+def test_one_trace_file_named_two_ways_holds_one_whole_trace(ep_lib, stack, isolated, tmp_path):
+    """Two live sessions whose trace paths name one file ("d/t.json" and "d/./t.json") both write it
+    at release: the file holds one whole trace, valid JSON (it held the longer one's tail after the
+    shorter one's text: found by a hostile review), and no partial file is left."""
+    (tmp_path / "d").mkdir()
+    first = es.create_ep_session(stack, {"trace": str(tmp_path / "d" / "t.json"), **isolated})
+    second = es.create_ep_session(stack, {"trace": os.path.join(str(tmp_path), "d", ".", "t.json"), **isolated})
+    first.run(None, feeds_for([20])[0])
+    first.run(None, feeds_for([20])[0])
+    del first
+    del second
+    import gc
+    gc.collect()
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["t.json"]
+    json.loads((tmp_path / "d" / "t.json").read_text())
+
+
 def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):
     (tmp_path / "created").mkdir()
     (tmp_path / "released").mkdir()
