@@ -112,6 +112,17 @@ ONEBIT_AVX2 void dot_row_blocks(const int16_t* x, const int8_t* const (&blocks)[
   }
 }
 
+// One row's dot products with the block at column n0 into out (acc's row from n0), the zero-point
+// terms folded in; a partial last block stops at N.
+inline void fold_block_row(const int32_t (&dots)[kBlockN], int32_t row_sum, const PreparedActivation& x,
+                           const PackedWeights& w, int64_t n0, int32_t* out) {
+  const int64_t columns = std::min(kBlockN, w.N - n0);
+  for (int64_t j = 0; j < columns; ++j) {
+    const auto n = static_cast<size_t>(n0 + j);
+    out[j] = fold_zero_points(dots[j], w.zero_point[n], row_sum, x.zero_point, w.col_sum[n], w.K);
+  }
+}
+
 }  // namespace
 
 ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
@@ -128,11 +139,7 @@ ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWe
       dot_row_blocks(x.pairs.data(), blocks, k_pairs, dots);
       for (int i = 0; i < kStreams; ++i) {
         const int64_t n0 = (b + i * part) * kBlockN;
-        const int64_t columns = std::min(kBlockN, w.N - n0);
-        for (int64_t j = 0; j < columns; ++j) {
-          const auto n = static_cast<size_t>(n0 + j);
-          acc[n0 + j] = fold_zero_points(dots[i][j], w.zero_point[n], x.row_sum[0], x.zero_point, w.col_sum[n], w.K);
-        }
+        fold_block_row(dots[i], x.row_sum[0], x, w, n0, acc + n0);
       }
     }
     block_begin += kStreams * part;
@@ -140,20 +147,13 @@ ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWe
   for (int64_t b = block_begin; b < block_end; ++b) {
     const int8_t* block = w.blocks.data() + b * w.block_bytes();
     const int64_t n0 = b * kBlockN;
-    const int64_t columns = std::min(kBlockN, w.N - n0);
     for (int64_t m0 = 0; m0 < x.M; m0 += kMaxRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, x.M - m0));
       const int16_t* rows_x = x.pairs.data() + m0 * x.row_stride;
       if (m0 == 0) dot_rows<true>(rows, rows_x, x.row_stride, block, k_pairs, dots);
       else dot_rows<false>(rows, rows_x, x.row_stride, block, k_pairs, dots);
-      for (int r = 0; r < rows; ++r) {
-        const int32_t row_sum = x.row_sum[static_cast<size_t>(m0 + r)];
-        int32_t* out = acc + (m0 + r) * acc_stride + n0;
-        for (int64_t j = 0; j < columns; ++j) {
-          const auto n = static_cast<size_t>(n0 + j);
-          out[j] = fold_zero_points(dots[r][j], w.zero_point[n], row_sum, x.zero_point, w.col_sum[n], w.K);
-        }
-      }
+      for (int r = 0; r < rows; ++r)
+        fold_block_row(dots[r], x.row_sum[static_cast<size_t>(m0 + r)], x, w, n0, acc + (m0 + r) * acc_stride + n0);
     }
   }
 }
