@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <locale>
 #include <map>
@@ -47,22 +46,6 @@ std::string create_numbered(const std::string& path) {
   return name;
 }
 
-// A JSON string of any bytes: invalid UTF-8 becomes U+FFFD, control characters \u escapes.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : npu::valid_utf8(text)) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-      out += escape;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string absolute(const std::string& path) {
   if (path.starts_with("/")) return path;
   char cwd[4096];
@@ -98,9 +81,9 @@ void TraceFile::write(const Counters& counters) const {
   for (size_t i = 0; i < events_.size(); ++i) {
     const TraceEvent& e = events_[i];
     const std::string shape = std::to_string(e.K) + "x" + std::to_string(e.N);
-    out << (i ? ",\n" : "\n") << "{\"name\":" << quoted("gemm_q8 " + shape) << ",\"cat\":\""
+    out << (i ? ",\n" : "\n") << "{\"name\":" << npu::json_string("gemm_q8 " + shape) << ",\"cat\":\""
         << (e.on_device ? "device" : "host") << "\",\"ph\":\"X\",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
-        << ",\"pid\":" << pid << ",\"tid\":" << e.thread << ",\"args\":{\"node\":" << quoted(e.node)
+        << ",\"pid\":" << pid << ",\"tid\":" << e.thread << ",\"args\":{\"node\":" << npu::json_string(e.node)
         << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
         << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
@@ -111,8 +94,8 @@ void TraceFile::write(const Counters& counters) const {
     out << "}}";
   }
   out << "\n],\"otherData\":{\"onebit\":" << counters.summary_json() << ",\"dropped_events\":" << dropped_;
-  if (!cost_model_.empty()) out << ",\"cost_model\":" << quoted(cost_model_);
-  out << ",\"host_kernel\":" << quoted(selected_kernel_name());
+  if (!cost_model_.empty()) out << ",\"cost_model\":" << npu::json_string(cost_model_);
+  out << ",\"host_kernel\":" << npu::json_string(selected_kernel_name());
   out << "}}\n";
   const std::string text = std::move(out).str();
   // Written beside the file and renamed over it: a file that two sessions or processes name (by

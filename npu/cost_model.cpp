@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
 #include "npu/design_builder.h"
 #include "npu/json_object.h"
 #include "npu/regular_file.h"
+#include "npu/utf8.h"
 
 namespace onebit::npu {
 
@@ -47,22 +47,6 @@ Error bad(const std::string& where, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, "cost model " + where + ": " + what);
 }
 
-// A key as an error message can carry it: control characters (a \u0000 would end the message in
-// ORT's status) as \u escapes.
-std::string printable(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (static_cast<unsigned char>(c) >= 0x20) {
-      out += c;
-      continue;
-    }
-    char escape[8];
-    std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-    out += escape;
-  }
-  return out;
-}
-
 std::string keys_text() {
   std::string list;
   for (const char* key : kCostModelKeys) list += (list.empty() ? "" : ", ") + std::string(key);
@@ -85,7 +69,7 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
   for (const auto& [key, value] : object) {
     if (std::find_if(std::begin(kCostModelKeys), std::end(kCostModelKeys), [&](const char* k) { return key == k; }) ==
         std::end(kCostModelKeys))
-      return bad(where, "unknown key \"" + printable(key) + "\"; the keys are " + keys_text());
+      return bad(where, "unknown key " + json_string(key) + "; the keys are " + keys_text());
   }
   CostModel model;
   // Each constant within bounds no device comes near, so that the modelled time of any call (K, N

@@ -2,6 +2,7 @@
 #include "npu/utf8.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace onebit::npu {
 
@@ -50,6 +51,21 @@ std::string valid_utf8(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : valid_utf8(text)) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+      out += escape;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
 }
 
 void append_utf8(std::string& out, char32_t cp) {

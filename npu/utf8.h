@@ -13,6 +13,10 @@ bool is_valid_utf8(std::string_view text);
 // `text` with each byte that does not start a well-formed sequence replaced by U+FFFD.
 std::string valid_utf8(std::string_view text);
 
+// `text` as a JSON string literal, quotes included, whatever its bytes: invalid UTF-8 as U+FFFD,
+// control characters as \u escapes (also safe in an error message: no NUL ends it).
+std::string json_string(std::string_view text);
+
 // The UTF-8 bytes of code point `cp` (at most U+10FFFF, not a surrogate) appended to `out`.
 void append_utf8(std::string& out, char32_t cp);
 
