@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu_features.h"
@@ -170,12 +171,13 @@ __attribute__((target("avx2"), always_inline)) inline __m256i quantize16_avx2(co
       _mm256_packs_epi32(quantize8_avx2(x, scale, zero_point), quantize8_avx2(x + 8, scale, zero_point)), 0xD8);
 }
 
-// One row of K values quantized into `row` in a's grouping (Pairs: int16 value - 128; Quads: the
-// uint8 value) and into x_q when not null; returns the row sum of what `row` holds. The last
+// One row of K values quantized into `row` in a's grouping (Pairs: int16 values minus 128; Quads:
+// the uint8 values) and into x_q when not null; returns the row sum of what `row` holds. The last
 // K % 16 values go through quantize(), whose results are the same.
-template <KGroup kGroup>
+template <typename T>
 __attribute__((target("avx2"))) int32_t quantize_row_avx2(const float* x, int64_t K, float scale, float zero_point,
-                                                          void* row, uint8_t* x_q) {
+                                                          T* row, uint8_t* x_q) {
+  constexpr bool kPairs = std::is_same_v<T, int16_t>;
   const __m256 s = _mm256_set1_ps(scale);
   const __m256 zp = _mm256_set1_ps(zero_point);
   __m256i sum = _mm256_setzero_si256();
@@ -184,11 +186,10 @@ __attribute__((target("avx2"))) int32_t quantize_row_avx2(const float* x, int64_
     const __m256i value = quantize16_avx2(x + k, s, zp);
     sum = _mm256_add_epi32(sum, _mm256_madd_epi16(value, _mm256_set1_epi16(1)));
     const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(value), _mm256_extracti128_si256(value, 1));
-    if constexpr (kGroup == KGroup::Pairs)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int16_t*>(row) + k),
-                          _mm256_sub_epi16(value, _mm256_set1_epi16(128)));
+    if constexpr (kPairs)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + k), _mm256_sub_epi16(value, _mm256_set1_epi16(128)));
     else
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(row) + k), bytes);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + k), bytes);
     if (x_q != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + k), bytes);
   }
   const __m128i halves = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
@@ -198,31 +199,23 @@ __attribute__((target("avx2"))) int32_t quantize_row_avx2(const float* x, int64_
   quantize(x + k, static_cast<size_t>(K - k), scale, zero_point, tail);
   for (int64_t t = 0; t < K - k; ++t) {
     total += tail[t];
-    if constexpr (kGroup == KGroup::Pairs) static_cast<int16_t*>(row)[k + t] = static_cast<int16_t>(tail[t] - 128);
-    else static_cast<uint8_t*>(row)[k + t] = tail[t];
+    row[k + t] = static_cast<T>(kPairs ? tail[t] - 128 : tail[t]);
     if (x_q != nullptr) x_q[k + t] = tail[t];
   }
-  return kGroup == KGroup::Pairs ? total - 128 * static_cast<int32_t>(K) : total;
+  return kPairs ? total - 128 * static_cast<int32_t>(K) : total;
 }
 
 // Either grouping on an AVX2 CPU (AVX-VNNI CPUs store quads here): one pass, no scratch row.
-template <KGroup kGroup>
+// `values` is a.pairs or a.quads, as a's grouping says.
+template <typename T>
 __attribute__((target("avx2"))) void quantize_rows_avx2(const float* x, int64_t m_begin, int64_t m_end, float scale,
-                                                        int32_t zero_point, PreparedActivation& a, uint8_t* x_q) {
+                                                        int32_t zero_point, PreparedActivation& a, T* values,
+                                                        uint8_t* x_q) {
   for (int64_t m = m_begin; m < m_end; ++m) {
-    const auto at = static_cast<size_t>(m * a.row_stride);
-    uint8_t* row_x_q = x_q != nullptr ? x_q + m * a.K : nullptr;
-    if constexpr (kGroup == KGroup::Pairs) {
-      a.row_sum[static_cast<size_t>(m)] =
-          quantize_row_avx2<kGroup>(x + m * a.K, a.K, scale, static_cast<float>(zero_point), a.pairs.data() + at, row_x_q);
-      std::fill(a.pairs.begin() + static_cast<int64_t>(at) + a.K, a.pairs.begin() + static_cast<int64_t>(at) + a.row_stride,
-                int16_t{0});
-    } else {
-      a.row_sum[static_cast<size_t>(m)] =
-          quantize_row_avx2<kGroup>(x + m * a.K, a.K, scale, static_cast<float>(zero_point), a.quads.data() + at, row_x_q);
-      std::fill(a.quads.begin() + static_cast<int64_t>(at) + a.K, a.quads.begin() + static_cast<int64_t>(at) + a.row_stride,
-                uint8_t{0});
-    }
+    T* row = values + m * a.row_stride;
+    a.row_sum[static_cast<size_t>(m)] = quantize_row_avx2(x + m * a.K, a.K, scale, static_cast<float>(zero_point), row,
+                                                          x_q != nullptr ? x_q + m * a.K : nullptr);
+    std::fill(row + a.K, row + a.row_stride, T{0});
   }
 }
 
@@ -294,9 +287,9 @@ void quantize_rows_prepared(const float* x, int64_t m_begin, int64_t m_end, floa
   if (a.group == KGroup::Quads && cpu_features().avx512)
     quantize_rows_avx512(x, m_begin, m_end, scale, zero_point, a, x_q);
   else if (a.group == KGroup::Quads && cpu_features().avx2)
-    quantize_rows_avx2<KGroup::Quads>(x, m_begin, m_end, scale, zero_point, a, x_q);
+    quantize_rows_avx2(x, m_begin, m_end, scale, zero_point, a, a.quads.data(), x_q);
   else if (cpu_features().avx2)
-    quantize_rows_avx2<KGroup::Pairs>(x, m_begin, m_end, scale, zero_point, a, x_q);
+    quantize_rows_avx2(x, m_begin, m_end, scale, zero_point, a, a.pairs.data(), x_q);
   else
     quantize_rows_in_two_passes(x, m_begin, m_end, scale, zero_point, a, x_q);
 }
