@@ -17,11 +17,9 @@ ActivationMatmuls activation_matmuls_from_env() {
   throw std::invalid_argument("ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
 }
 
-bool ort_saturates(QType, QType b, bool cpu_has_vnni) { return b == QType::Int8 && !cpu_has_vnni; }
+bool ort_saturates(QType b, bool cpu_has_vnni) { return b == QType::Int8 && !cpu_has_vnni; }
 
-bool ort_saturates_here(QType a, QType b) {
-  return ort_saturates(a, b, cpu_features().avx512_vnni || cpu_features().avx_vnni);
-}
+bool ort_saturates_here(QType b) { return ort_saturates(b, cpu_features().avx512_vnni || cpu_features().avx_vnni); }
 
 std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t K, int64_t N, bool ort_saturates) {
   const bool measured_faster =

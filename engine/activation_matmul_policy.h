@@ -37,13 +37,14 @@ constexpr int64_t kActivationMatmulMaxN = 64;
 // All; anything else throws std::invalid_argument naming the variable and its values.
 ActivationMatmuls activation_matmuls_from_env();
 
-// Whether ORT's CPU EP may get an activation x activation int8 MatMul of these types wrong on a
-// CPU with these VNNI flags: an int8 B without VNNI. ORT's AVX2 kernel saturates uint8 x int8
-// (measured against int64 arithmetic in test_activation_matmul.py), and its QDQS8ToU8 rewrite
-// turns an int8 activation into uint8 on those CPUs, so int8 x int8 QDQ reaches it too.
-bool ort_saturates(QType a, QType b, bool cpu_has_vnni);
+// Whether ORT's CPU EP may get an activation x activation int8 MatMul with a B of this type wrong
+// on a CPU with these VNNI flags: an int8 B without VNNI, whatever A is. ORT's AVX2 kernel
+// saturates uint8 x int8 (measured against int64 arithmetic in test_activation_matmul.py), and its
+// QDQS8ToU8 rewrite turns an int8 activation into uint8 on those CPUs, so int8 x int8 QDQ reaches
+// it too.
+bool ort_saturates(QType b, bool cpu_has_vnni);
 // The same on this CPU.
-bool ort_saturates_here(QType a, QType b);
+bool ort_saturates_here(QType b);
 
 // Why a group whose B changes per call, with M rows, inner dimension K and N columns as the model
 // declares them (-1: symbolic), is not claimed under `rule`; "" when it is claimed. A group ORT

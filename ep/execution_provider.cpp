@@ -83,7 +83,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           if (plan.w_dynamic) {
             const std::string decline =
                 activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,
-                                          ort_saturates_here(plan.x_type, plan.w_type));
+                                          ort_saturates_here(plan.w_type));
             if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
           }
           std::vector<const OrtNode*> nodes;
