@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Activation × activation groups (attention's QKᵀ and PV when a quantizer quantizes them): the
 // second operand B changes per call, so each call packs it, as Compile packs a constant weight,
-// and then runs through run_call like any other group. Such a group stays on the host: a device
+// and then runs through run_group like any other group. Such a group stays on the host: a device
 // leg holds weights uploaded once per session.
 #pragma once
 #include <cstddef>

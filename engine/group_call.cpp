@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "engine/device_leg.h"
-#include "engine/thread_reused.h"
 
 namespace onebit {
 
@@ -17,20 +16,6 @@ uint64_t ns_since(Clock::time_point start) {
 }
 
 }  // namespace
-
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, int32_t* acc, void* y) {
-  return run_call(g, site, batch, x, g.epilogue, acc, y);
-}
-
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
-                    int32_t* acc, void* y) {
-  const auto start = Clock::now();
-  ThreadReused<ReusedActivation> reused;
-  prepare_activation(x, g.K, selected_k_group(), reused->a);
-  CallResult result = run_call(g, site, batch, reused->a, epilogue, acc, y);
-  result.ns = ns_since(start);
-  return result;
-}
 
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& prepared,
                     const Epilogue& epilogue, int32_t* acc, void* y) {

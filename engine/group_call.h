@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// One call of one fused group, the same for the EP and the probes: prepare the activation,
-// choose the route, run the device leg (falling back to the host on any device trouble) or the
-// host leg, then the shared epilogue. Returns what happened; count_call() turns it into counters.
+// One batch entry of one call of a fused group (run_group's step): choose the route, run the
+// device leg (falling back to the host on any device trouble) or the host leg, then the shared
+// epilogue. Returns what happened; count_call() turns it into counters.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -25,21 +26,16 @@ struct CallResult {
   RouteReason reason = RouteReason::NoDevice;
   npu::CallStats device_stats;  // of a device call (also of a failed one, as far as it got)
   std::string device_error;     // why the device failed (reason Fallback or Busy)
+  std::chrono::steady_clock::time_point start;  // run_group's: before the activation was prepared
   uint64_t ns = 0;              // the whole call: preparation, route, kernel or device, epilogue
   uint64_t epilogue_ns = 0;     // device route: fold + epilogue after the accumulators came back
   bool on_device() const { return reason == RouteReason::Device; }
 };
 
-// Batch entry `batch` of group g (x: M × K rows of it) into acc (M × N scratch) and y (M × N
-// outputs), through the group's epilogue. The device leg is tried only for unbatched weights.
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, int32_t* acc, void* y);
-
-// The same through this call's own epilogue (a group whose activation scale changes per call).
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Activation& x, const Epilogue& epilogue,
-                    int32_t* acc, void* y);
-
-// The same for an activation already prepared (quantized straight into the kernels' layout:
-// engine/activation_quantize.h); the result's time starts here.
+// Batch entry `batch` of group g for the prepared activation x (x.M rows) into acc (M × N scratch)
+// and y (M × N outputs) through `epilogue` (the group's, or the call's own when its activation
+// scale changes per call). The device leg is tried only for unbatched weights. The result's time
+// starts here.
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& x,
                     const Epilogue& epilogue, int32_t* acc, void* y);
 

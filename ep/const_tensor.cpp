@@ -76,15 +76,6 @@ std::string type_name(ONNXTensorElementDataType type) {
   }
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ",";
-    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 float round_to_half(float value) {
   if (!std::isfinite(value) || value == 0.0f) return value;
   int exponent = 0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/dims.h"  // shape_string
+
 namespace onebit {
 
 struct ConstTensor {
@@ -26,7 +28,6 @@ struct ConstTensor {
 ConstTensor const_tensor_of(const OrtValue* value);
 
 std::string type_name(ONNXTensorElementDataType type);
-std::string shape_string(const std::vector<int64_t>& shape);
 
 // float -> IEEE half -> float, round to nearest even: the precision of float16 arithmetic.
 float round_to_half(float value);

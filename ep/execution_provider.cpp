@@ -80,7 +80,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;
-          if (plan.w_dynamic) {
+          if (plan.w_per_call) {
             const std::string decline =
                 activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,
                                           ort_saturates_here(plan.w_type));

@@ -85,21 +85,21 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   const auto type = qtype_of(x.element);
   require(type.has_value(), "activation '" + m.x + "' has type " + type_name(x.element) + "; expected int8 or uint8");
   plan.x_type = *type;
-  require(x.shape.has_value() && x.shape->size() >= plan.min_rank && x.shape->size() <= plan.max_rank,
+  require(x.shape.has_value() && x.shape->size() >= plan.x_min_rank && x.shape->size() <= plan.x_max_rank,
           "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
-              std::to_string(plan.min_rank) + " to " + std::to_string(plan.max_rank));
+              std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
   const int64_t k = x.shape->back();
   require(k < 0 || plan.K < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
   if (plan.K < 0) plan.K = k;  // a non-constant B's K declared only on the activation's side
   // Rows per batch entry: a 2-D weight takes every leading dim as rows.
   plan.declared_rows = 1;
-  for (size_t i = plan.batch.empty() ? 0 : x.shape->size() - 2; i + 1 < x.shape->size(); ++i)
+  for (size_t i = plan.w_batch.empty() ? 0 : x.shape->size() - 2; i + 1 < x.shape->size(); ++i)
     plan.declared_rows = (*x.shape)[i] < 0 || plan.declared_rows < 0 ? -1 : plan.declared_rows * (*x.shape)[i];
-  if (!plan.batch.empty()) {
+  if (!plan.w_batch.empty()) {
     const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
-    require(batches_may_broadcast(x_batch, plan.batch), "activation '" + m.x + "' batch dims " +
+    require(batches_may_broadcast(x_batch, plan.w_batch), "activation '" + m.x + "' batch dims " +
                                                             shape_string(*x.shape) + " do not broadcast with the weight's " +
-                                                            shape_string(plan.batch));
+                                                            shape_string(plan.w_batch));
   }
   if (!m.x_float.empty()) {
     const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
@@ -107,11 +107,11 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   }
   if (m.quantize_in != nullptr && m.quantize_in->op_type == "QuantizeLinear") {  // uint8 with constant parameters
     require(plan.x_type == QType::Uint8, "the fused QuantizeLinear of '" + m.x_float + "' does not produce uint8");
-    plan.quantizes_x_static = true;
-    plan.q_scale = static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));
-    plan.q_zero_point = scalar_zero_point(g, m.quantize_in->input(2), QType::Uint8, "QuantizeLinear zero point");
+    plan.x_source = ActivationSource::QuantizeLinear;
+    plan.x_quantize.scale = static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));
+    plan.x_quantize.zero_point = scalar_zero_point(g, m.quantize_in->input(2), QType::Uint8, "QuantizeLinear zero point");
   } else if (!m.x_float.empty()) {  // a fused DynamicQuantizeLinear: uint8, scale and zero point per call
-    plan.quantizes_x = true;
+    plan.x_source = ActivationSource::DynamicQuantizeLinear;
     return;
   }
   const bool integer = m.kind == GroupKind::DynamicMatMulInteger || (m.kind == GroupKind::MatMulInteger && m.w_dynamic);
@@ -131,10 +131,10 @@ void read_call_operand(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan
   require(type.has_value(), "B '" + m.w + "' has type " + type_name(b.element) + "; expected int8 or uint8");
   require(b.shape.has_value() && b.shape->size() >= 2 && b.shape->size() <= 4,
           "B '" + m.w + "' has rank " + std::to_string(b.shape ? b.shape->size() : 0) + "; supported ranks are 2 to 4");
-  plan.w_dynamic = true;
+  plan.w_per_call = true;
   plan.w_type = *type;
-  plan.w_input = m.w;
-  plan.batch.assign(b.shape->begin(), b.shape->end() - 2);
+  plan.w_name = m.w;
+  plan.w_batch.assign(b.shape->begin(), b.shape->end() - 2);
   plan.K = (*b.shape)[b.shape->size() - 2];
   plan.N = b.shape->back();
   require(plan.K <= kMaxK, "B '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
@@ -150,7 +150,7 @@ void read_call_operand(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan
 
 // A non-constant B is quantized per tensor: one scale (a per-channel one is rare and declined).
 void require_per_tensor_call_operand(const GroupPlan& plan, const ConstTensor& scale, const std::string& role) {
-  require(!plan.w_dynamic || scale.is_scalar(),
+  require(!plan.w_per_call || scale.is_scalar(),
           role + " has shape " + shape_string(scale.shape) + ": a non-constant B must be quantized per tensor");
 }
 
@@ -166,7 +166,7 @@ void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   require(shape.size() == 2 || (batched_ok && shape.size() == 3),
           "weight '" + m.w + "' has shape " + shape_string(shape) + "; expected rank 2" + (batched_ok ? " or 3" : ""));
   GroupPlan& plan = src.plan;
-  plan.batch.assign(shape.begin(), shape.end() - 2);
+  plan.w_batch.assign(shape.begin(), shape.end() - 2);
   plan.K = shape[shape.size() - (m.w_is_nk ? 1 : 2)];
   plan.N = shape[shape.size() - (m.w_is_nk ? 2 : 1)];
   require(plan.K > 0 && plan.N > 0, "weight '" + m.w + "' is empty " + shape_string(shape));
@@ -250,7 +250,7 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
 // scale is read per call unless it is a constant too. With a non-constant B both may be per call
 // (the matcher names a constant factor w_scale, so a per-call w_scale has a per-call x_scale).
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
-  if (plan.w_dynamic && !g.constant(m.w_scale)) {
+  if (plan.w_per_call && !g.constant(m.w_scale)) {
     require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale", true);
     require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", true);
     plan.w_scale_input = m.w_scale;
@@ -269,8 +269,8 @@ void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
     plan.w_scale.clear();
     return;
   }
-  if (plan.quantizes_x) return;
-  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", plan.w_dynamic);
+  if (plan.x_source == ActivationSource::DynamicQuantizeLinear) return;
+  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", plan.w_per_call);
   plan.x_scale_input = m.x_scale;
 }
 
@@ -327,7 +327,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 
 GroupPlan pack_group(GroupSource src) {
   GroupPlan plan = std::move(src.plan);
-  if (plan.w_dynamic) return plan;  // B is packed per call
+  if (plan.w_per_call) return plan;  // B is packed per call
   const int64_t per_batch = plan.K * plan.N;
   const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);

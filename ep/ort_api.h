@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Access to the ORT C API handed to us in CreateEpFactories, and the error discipline:
-// inside the EP, failures throw OrtError; at every ORT callback they become an OrtStatus.
+// inside the EP, failures throw OrtError (the engine's a caller's mistake as InvalidCall); at every
+// ORT callback they become an OrtStatus.
 #pragma once
 #include <onnxruntime_c_api.h>
 
 #include <stdexcept>
 #include <string>
+
+#include "engine/invalid_call.h"
 
 namespace onebit {
 
@@ -29,6 +32,8 @@ OrtStatus* guarded(Body&& body) noexcept {
     return nullptr;
   } catch (const OrtError& e) {
     return ort().CreateStatus(e.code, e.what());
+  } catch (const InvalidCall& e) {
+    return ort().CreateStatus(ORT_INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
     return ort().CreateStatus(ORT_FAIL, e.what());
   } catch (...) {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "engine/group_call.h"
+#include "engine/group_run.h"
 #include "kernels/gemm_q8_kernels.h"
 #include "npu/device_select.h"
 #include "probes/probe_operands.h"
@@ -29,12 +29,14 @@ FusedGroup probe_group(const ProbeOperands& ops) {
   return g;
 }
 
-// One call's buffers, so each route keeps its own results for the exactness check.
-struct CallBuffers {
-  std::vector<int32_t> acc;
-  std::vector<int8_t> y;
-  explicit CallBuffers(size_t size) : acc(size), y(size) {}
-};
+// One call of the first `rows` rows of the probe's activation through the engine's entry point,
+// as the EP makes it, into y (each route has its own, for the exactness check).
+CallResult probe_call(FusedGroup& group, const CallSite& site, const ProbeOperands& ops, uint32_t rows,
+                      std::vector<int8_t>& y) {
+  CallInputs in;
+  in.x = ops.a.data();
+  return run_group(group, site, call_shape(group, {int64_t(rows), ops.K}, nullptr), in, {y.data()}).at(0);
+}
 
 // Opens the device and sets the group's device leg up, recording what happened in info; on
 // failure info.error says why and nullptr is returned.
@@ -117,10 +119,10 @@ ProbeResult run_probe(const ProbeOptions& options) {
   CallSite device_site{device.get(), &always_device, {}};
 
   const size_t size = size_t(max_rows) * ops.N;
-  CallBuffers host(size), on_device(size);
+  std::vector<int8_t> host_y(size), device_y(size);
   // A device call that did not run on the device ends the device column (busy, failed).
-  auto device_call = [&](const Activation& x) -> std::optional<CallResult> {
-    CallResult call = run_call(group, device_site, 0, x, on_device.acc.data(), on_device.y.data());
+  auto device_call = [&](uint32_t rows) -> std::optional<CallResult> {
+    CallResult call = probe_call(group, device_site, ops, rows, device_y);
     count_call(device_counters, call);
     if (call.on_device()) return call;
     result.device.error = call.device_error.empty() ? route_reason_name(call.reason) : call.device_error;
@@ -132,20 +134,18 @@ ProbeResult run_probe(const ProbeOptions& options) {
   for (uint32_t rows : options.rows) {
     RowsResult r;
     r.rows = rows;
-    const Activation x{ops.a.data(), QType::Int8, 0, rows};
     const size_t outputs = size_t(rows) * ops.N;
     std::vector<double> host_ms, total, upload, launch_wait, c_sync, epilogue;
     npu::CallStats stats;
     bool exact = true;
-    run_call(group, host_site, 0, x, host.acc.data(), host.y.data());  // warm-up
-    if (device) (void)device_call(x);
+    probe_call(group, host_site, ops, rows, host_y);  // warm-up
+    if (device) (void)device_call(rows);
     for (uint32_t i = 0; i < options.repeat; ++i) {
-      host_ms.push_back(ms(run_call(group, host_site, 0, x, host.acc.data(), host.y.data()).ns));
+      host_ms.push_back(ms(probe_call(group, host_site, ops, rows, host_y).ns));
       if (!device) continue;
-      const std::optional<CallResult> call = device_call(x);
+      const std::optional<CallResult> call = device_call(rows);
       if (!call) continue;
-      exact = exact && std::equal(host.acc.begin(), host.acc.begin() + ptrdiff_t(outputs), on_device.acc.begin()) &&
-              std::equal(host.y.begin(), host.y.begin() + ptrdiff_t(outputs), on_device.y.begin());
+      exact = exact && std::equal(host_y.begin(), host_y.begin() + ptrdiff_t(outputs), device_y.begin());
       stats = call->device_stats;
       total.push_back(ms(call->ns));
       upload.push_back(stats.upload_ms);

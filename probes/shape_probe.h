@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// One probe of a GEMM shape K×N through the engine's own per-call entry point (run_call, as the
+// One probe of a GEMM shape K×N through the engine's own per-call entry point (run_group, as the
 // EP runs each call): for each rows value, the host route and the whole device route timed per call (median, min–max over `repeat` calls, after one untimed warm-up call each, the
 // two routes alternating call by call), the device's breakdown, the ratio host/device, and
-// whether both routes gave identical int32 accumulators and outputs on every call.
+// whether both routes gave identical outputs on every call.
 #pragma once
 #include <cstdint>
 #include <optional>

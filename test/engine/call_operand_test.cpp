@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Activation × activation calls: B packed per call (each batch entry) through run_call equals a
+// Activation × activation calls: B packed per call (each batch entry) through run_group equals a
 // plain reference loop; the per-call scales' epilogue; the ONEBIT_ACTIVATION_MATMULS override.
 #include <gtest/gtest.h>
 
@@ -10,8 +10,7 @@
 
 #include "engine/activation_matmul_policy.h"
 #include "engine/activation_scale.h"
-#include "engine/call_operand.h"
-#include "engine/group_call.h"
+#include "engine/group_run.h"
 
 namespace onebit {
 namespace {
@@ -24,28 +23,39 @@ TEST(CallOperand, EachEntryMatchesAReferenceLoop) {
   std::uniform_int_distribution<int> byte(0, 255);
   std::vector<uint8_t> b(kEntries * K * N);  // uint8 B with a zero point: the shifted fold
   for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
-  const int32_t b_zero_point = 200, x_zero_point = -5;
-  FusedGroup g = pack_call_operand({b.data(), QType::Uint8, b_zero_point, K, N, kEntries});
-  ASSERT_EQ(g.weights.size(), kEntries);
-  EXPECT_EQ(g.K, K);
-  EXPECT_EQ(g.N, N);
-  Epilogue int32_out;
-  int32_out.kind = OutputKind::Int32;
+  FusedGroup g;  // B [3, K, N] per call, activations [3, M, K]
+  g.name = "test group";
+  g.x_zero_point = -5;
+  g.w_per_call = true;
+  g.w_name = "b";
+  g.w_type = QType::Uint8;
+  g.w_zero_point = 200;
+  g.K = K;
+  g.N = N;
+  g.w_batch = {int64_t(kEntries)};
+  g.epilogue.kind = OutputKind::Int32;
   RoutePolicy policy;
   const CallSite host{nullptr, &policy, {}};
+  const std::vector<int64_t> b_dims{int64_t(kEntries), K, N};
   for (int64_t M : {1, 7}) {
-    std::vector<int8_t> x(static_cast<size_t>(M * K));
+    std::vector<int8_t> x(static_cast<size_t>(kEntries * M * K));
     for (auto& v : x) v = static_cast<int8_t>(byte(rng) - 128);
+    const CallShape shape = call_shape(g, {int64_t(kEntries), M, K}, &b_dims);
+    EXPECT_EQ(shape.y_dims, (std::vector<int64_t>{int64_t(kEntries), M, N}));
+    std::vector<int32_t> y(kEntries * M * N);
+    CallInputs in;
+    in.x = x.data();
+    in.b = b.data();
+    const std::vector<CallResult> calls = run_group(g, host, shape, in, {y.data()});
+    ASSERT_EQ(calls.size(), kEntries);
     for (size_t e = 0; e < kEntries; ++e) {
-      std::vector<int32_t> acc(static_cast<size_t>(M * N)), y(acc.size());
-      const CallResult call = run_call(g, host, e, {x.data(), QType::Int8, x_zero_point, M}, int32_out, acc.data(), y.data());
-      EXPECT_EQ(call.reason, RouteReason::NoDevice);
+      EXPECT_EQ(calls[e].reason, RouteReason::NoDevice);
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
           int64_t sum = 0;
           for (int64_t k = 0; k < K; ++k)
-            sum += (x[m * K + k] - x_zero_point) * (int32_t(b[e * K * N + k * N + n]) - b_zero_point);
-          ASSERT_EQ(y[m * N + n], sum) << "entry " << e << " row " << m << " column " << n;
+            sum += (x[(e * M + m) * K + k] - g.x_zero_point) * (int32_t(b[e * K * N + k * N + n]) - g.w_zero_point);
+          ASSERT_EQ(y[(e * M + m) * N + n], sum) << "entry " << e << " row " << m << " column " << n;
         }
     }
   }

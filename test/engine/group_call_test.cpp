@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// One call through the engine: the host route against a plain reference loop, the device route
-// (emulated array) identical to it, the route reasons and what count_call adds.
+// One call through the engine's entry point (run_group): the host route against a plain reference
+// loop, the device route (emulated array) identical to it, the route reasons and what count_call adds.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "engine/group_call.h"
+#include "engine/group_run.h"
 #include "npu/failure_injection.h"
 #include "npu_test_util.h"
 
@@ -50,8 +50,16 @@ struct Operands {
     g.weights.push_back(pack_weights(w.data(), QType::Uint8, K, N, false, w_zero_points.data(), N));
     return g;
   }
-  Activation activation(int64_t M) const { return {x.data(), QType::Int8, x_zero_point, M}; }
 };
+
+// One call of M rows of ops.x; the result of its one batch entry.
+CallResult call_group(FusedGroup& g, const CallSite& site, const Operands& ops, int64_t M, std::vector<int32_t>& y) {
+  CallInputs in;
+  in.x = ops.x.data();
+  const std::vector<CallResult> results = run_group(g, site, call_shape(g, {M, K}, nullptr), in, {y.data()});
+  EXPECT_EQ(results.size(), 1u);
+  return results.at(0);
+}
 
 // A private design cache and lock file, no device override from the environment.
 class GroupCall : public ::testing::Test {
@@ -77,8 +85,8 @@ TEST_F(GroupCall, HostRouteEqualsTheReference) {
   const Operands ops(M);
   FusedGroup g = ops.group();
   RoutePolicy policy;
-  std::vector<int32_t> acc(M * N), y(M * N);
-  const CallResult call = run_call(g, {nullptr, &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  std::vector<int32_t> y(M * N);
+  const CallResult call = call_group(g, {nullptr, &policy, {}}, ops, M, y);
   EXPECT_EQ(call.reason, RouteReason::NoDevice);
   EXPECT_EQ(y, ops.reference(M));
 }
@@ -91,8 +99,8 @@ TEST_F(GroupCall, DeviceRouteEqualsTheHostAndIsCounted) {
   auto device = attach_emu(g, ops, counters);
   ASSERT_NE(g.device.gemm, nullptr) << g.device.failure;
   RoutePolicy policy;
-  std::vector<int32_t> acc(M * N), y(M * N);
-  const CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  std::vector<int32_t> y(M * N);
+  const CallResult call = call_group(g, {device.get(), &policy, {}}, ops, M, y);
   ASSERT_EQ(call.reason, RouteReason::Device) << call.device_error;
   EXPECT_EQ(y, ops.reference(M));
   count_call(counters, call);
@@ -113,8 +121,8 @@ TEST_F(GroupCall, FewRowsStayOnTheHostAndAFailedLaunchFallsBackExactly) {
   auto device = attach_emu(g, ops, counters);
   RoutePolicy policy;
   policy.min_device_rows = 10;
-  std::vector<int32_t> acc(M * N), y(M * N);
-  CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  std::vector<int32_t> y(M * N);
+  CallResult call = call_group(g, {device.get(), &policy, {}}, ops, M, y);
   EXPECT_EQ(call.reason, RouteReason::RowsPolicy);
   count_call(counters, call);
   EXPECT_EQ(counters.get(Counter::HostRowsPolicy), 1u);
@@ -122,7 +130,7 @@ TEST_F(GroupCall, FewRowsStayOnTheHostAndAFailedLaunchFallsBackExactly) {
   policy.min_device_rows = 1;
   npu::set_injected_failure(npu::InjectedFailure::kLaunch);
   std::fill(y.begin(), y.end(), 0);
-  call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+  call = call_group(g, {device.get(), &policy, {}}, ops, M, y);
   EXPECT_EQ(call.reason, RouteReason::Fallback);
   EXPECT_FALSE(call.device_error.empty());
   EXPECT_EQ(y, ops.reference(M));
@@ -140,9 +148,9 @@ TEST_F(GroupCall, AStuckDeviceOpensTheBreakerAndLaterCallsSkipIt) {
   RoutePolicy policy;
   policy.min_device_rows = 1;
   npu::set_injected_failure(npu::InjectedFailure::kTimeout);
-  std::vector<int32_t> acc(M * N), y(M * N);
+  std::vector<int32_t> y(M * N);
   for (int i = 0; i < DeviceBreaker::kFailuresToOpen + 2; ++i) {
-    const CallResult call = run_call(g, {device.get(), &policy, {}}, 0, ops.activation(M), acc.data(), y.data());
+    const CallResult call = call_group(g, {device.get(), &policy, {}}, ops, M, y);
     EXPECT_EQ(call.reason, i < DeviceBreaker::kFailuresToOpen ? RouteReason::Fallback : RouteReason::BreakerOpen) << i;
     EXPECT_EQ(y, ops.reference(M)) << i;
     if (call.reason == RouteReason::BreakerOpen) {
