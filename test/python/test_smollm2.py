@@ -56,7 +56,8 @@ def built(tmp_path_factory):
     reader = gguf_llama.open_gguf(path)
     out = tmp_path_factory.mktemp("smollm2")
     build_smollm2.build(str(out), reader, path, LAYERS, log=lambda _: None)
-    build_smollm2.add_qdq_model(str(out), "int8", log=lambda _: None)
+    build_smollm2.add_model(str(out), "int8", log=lambda _: None)
+    build_smollm2.add_model(str(out), "int4", log=lambda _: None)
     manifest = json.loads((out / build_smollm2.MANIFEST).read_text())
     return out, manifest, gguf_llama.read_llama(reader, path, LAYERS)
 
@@ -132,6 +133,30 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert sorted(left) == [(f"layers.{i}.attention", "GroupQueryAttention") for i in range(LAYERS)]
 
 
+def test_int4_model_is_what_genai_builds_for_cpu(built):
+    """One MatMulNBits per projection, 4 bits in blocks of 32, symmetric (no zero points),
+    accuracy_level 4; each weight read back from its blob (low nibble first, 8 subtracted) times its
+    block's scale is the fp32 weight within one quantization step."""
+    out, manifest, _ = built
+    model = onnx.load(str(out / manifest["int4_model"]))
+    fp32 = onnx.load(str(out / manifest["fp32_model"]))
+    initializers = {i.name: numpy_helper.to_array(i) for g in (model, fp32) for i in g.graph.initializer}
+    nodes = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    projection = lambda node: node.name.removesuffix("_Q4")  # noqa: E731 - the quantizer's renaming
+    assert sorted(projection(n) for n in nodes) == sorted(llama_onnx.projection_nodes(gguf_llama.LlamaConfig(**manifest["config"])))
+    for node in nodes:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        assert (attrs["bits"], attrs["block_size"], attrs["accuracy_level"]) == (4, 32, 4), node.name
+        assert len(node.input) == 3, node.name  # A, B, scales: symmetric
+        K, N = attrs["K"], attrs["N"]
+        blob, scales = initializers[node.input[1]], initializers[node.input[2]].reshape(N, -1)
+        nibbles = np.stack([blob & 0xF, blob >> 4], axis=-1).reshape(N, -1)[:, :K].astype(np.float32) - 8
+        weight = nibbles * np.repeat(scales, 32, axis=1)[:, :K]
+        original = initializers[f"{projection(node)}.weight"].T
+        step = np.repeat(np.abs(scales), 32, axis=1)[:, :K]
+        assert (np.abs(weight - original) <= step * 1.0001).all(), node.name
+
+
 def test_activation_types(built):
     """Every activation QuantizeLinear has the variant's type; int8 ones are asymmetric (zero points
     other than 0), as quantize_static makes them by default."""
@@ -170,7 +195,7 @@ def test_a_failed_addition_leaves_the_folder_as_it_was(built, tmp_path):
     before = listing(folder)
     manifest = (folder / build_smollm2.MANIFEST).read_text()
     with pytest.raises(Exception):
-        build_smollm2.add_qdq_model(str(folder), "int8", log=lambda _: None)
+        build_smollm2.add_model(str(folder), "int8", log=lambda _: None)
     assert listing(folder) == before
     assert (folder / build_smollm2.MANIFEST).read_text() == manifest
 
