@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// llama.cpp's greedy decode speed on a GGUF file (the anchor for int4 decode): prints one JSON line
+// per round, {"round", "threads", "prompt_tokens", "decode_tokens", "decode_tok_s"}. Decode time runs
+// from the first generated token to the last, so the prompt's evaluation is not in it.
+//   node bench/llama_cpp/decode.mjs --gguf FILE [--threads 1] [--tokens 64] [--rounds 3]
+// Install first: npm ci --prefix bench/llama_cpp
+import { parseArgs } from 'node:util';
+import { getLlama } from 'node-llama-cpp';
+
+const { values } = parseArgs({
+  options: {
+    gguf: { type: 'string' },
+    threads: { type: 'string', default: '1' },
+    tokens: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '3' },
+    prompt: { type: 'string', default: 'The lighthouse keeper climbed the stairs and' },
+  },
+});
+if (!values.gguf) throw new Error('decode.mjs: --gguf FILE is required');
+const threads = Number(values.threads);
+const tokens = Number(values.tokens);
+
+const llama = await getLlama({ gpu: false, build: 'never' });
+const model = await llama.loadModel({ modelPath: values.gguf });
+const prompt = model.tokenize(values.prompt);
+for (let round = 1; round <= Number(values.rounds); ++round) {
+  // A fresh context a round: every round decodes from the same empty cache.
+  const context = await model.createContext({ threads, contextSize: prompt.length + tokens + 16 });
+  let generated = 0;
+  let first = 0;
+  for await (const _ of context.getSequence().evaluate(prompt, { temperature: 0 })) {
+    if (generated === 0) first = performance.now();
+    if (++generated > tokens) break;
+  }
+  const seconds = (performance.now() - first) / 1000;
+  console.log(JSON.stringify({ round, threads, prompt_tokens: prompt.length, decode_tokens: tokens, decode_tok_s: tokens / seconds }));
+  await context.dispose();
+}
+await model.dispose();
