@@ -3,8 +3,9 @@
 // activations quantized to int8 per row and K-block, integer block dots). The contract, stated
 // once here and in kernels/README.md, which every kernel meets bit for bit:
 //
-//   a_scale[m,b] = max|x[m,k]| over the block / 127 (float), q = nearbyint(x · (1/a_scale))
-//   (round half to even; 0 where a_scale is 0), so q ∈ [-127, 127];
+//   amax = max|x[m,k]| over the block (k < K), a_scale[m,b] = amax / 127 (float),
+//   q = nearbyint(x · (127 / amax)) (float product, round half to even; 0 where amax is 0),
+//   so q ∈ [-127, 127] — ORT's CompInt8 quantizer, integer for integer;
 //   dot[m,n,b]   = Σ_k q[m,k] · (w[k,n] − zp[n,b])  over the block's k < K, exact in int32;
 //   y[m,n]       = (Σ_b in increasing b: acc = acc + (a_scale[m,b] · w_scale[n,b]) · float(dot))
 //                  + bias[n],  each · and + a float32 operation rounded on its own (no FMA).

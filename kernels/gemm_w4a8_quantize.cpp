@@ -24,8 +24,9 @@ void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t bl
       float amax = 0.0f;
       for (int64_t i = 0; i < count; ++i) amax = std::max(amax, std::fabs(in[i]));
       const float scale = amax / 127.0f;
-      // Multiplying by the inverse (not dividing by the scale) is what ORT's quantizer does.
-      const float inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
+      // 127/amax, not 1/scale: the factor ORT's quantizer multiplies by (1/scale differs in the
+      // last bit for some amax, and then so do a few of the integers; seen against ORT).
+      const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
       int8_t* out = a.q.data() + m * stride + b * block_size;
       int32_t sum = 0;
       for (int64_t i = 0; i < count; ++i) {

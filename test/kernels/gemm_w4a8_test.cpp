@@ -77,7 +77,7 @@ ReferenceQuantized reference_quantize(const std::vector<float>& x, int64_t M, in
       float amax = 0;
       for (int64_t k = b * bs; k < std::min(K, (b + 1) * bs); ++k) amax = std::max(amax, std::fabs(x[m * K + k]));
       const float scale = amax / 127.0f;
-      const float inverse = scale == 0.0f ? 0.0f : 1.0f / scale;
+      const float inverse = amax == 0.0f ? 0.0f : 127.0f / amax;
       for (int64_t k = b * bs; k < std::min(K, (b + 1) * bs); ++k)
         r.q[m * K + k] = int32_t(std::nearbyint(x[m * K + k] * inverse));
       r.scale[m * k_blocks + b] = scale;
