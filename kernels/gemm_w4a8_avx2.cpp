@@ -6,7 +6,7 @@
 // time into int32. 8-bit weights are split into their two nibbles the same way (w = 16·hi + lo).
 // The block's zero-point term (zp · Σq) and float scaling follow the contract's order exactly,
 // so the results equal the portable kernel's bit for bit.
-// Decode (one row) streams several tiles side by side; more rows share each unpacked unit across
+// Decode (one row) streams four tiles at once, far apart; more rows share each unpacked unit across
 // up to four rows, with the tile (a few KiB) staying in L1 between row groups.
 #include <immintrin.h>
 
@@ -69,14 +69,14 @@ ONEBIT_AVX2 inline void chunk(const uint8_t* w, const int8_t* const (&x)[MR], in
   }
 }
 
-// MR rows × NT tiles (starting at tile t0 and row m0) over all k-blocks, into y (+ bias).
+// MR rows (from m0) × the NT tiles `tile_index` over all k-blocks, into y (+ bias).
 template <int kBits, bool kZeroPoints, int MR, int NT>
-ONEBIT_AVX2 void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t t0, int64_t m0,
-                            const float* bias, float* y, int64_t y_stride) {
+ONEBIT_AVX2 void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits& w, const int64_t (&tile_index)[NT],
+                            int64_t m0, const float* bias, float* y, int64_t y_stride) {
   const int64_t k_blocks = w.k_blocks(), bs = w.block_size, stride = w.block_stride();
   const int64_t weight_bytes = w.weight_bytes(), chunk_bytes = 16 * kW4A8TileN * kBits / 8;
   const uint8_t* tile[NT];
-  for (int t = 0; t < NT; ++t) tile[t] = w.data.data() + (t0 + t) * w.tile_stride();
+  for (int t = 0; t < NT; ++t) tile[t] = w.data.data() + tile_index[t] * w.tile_stride();
   const int8_t* rows[MR];
   for (int r = 0; r < MR; ++r) rows[r] = x.q.data() + (m0 + r) * x.row_stride();
   __m256 acc[MR][NT];
@@ -114,7 +114,7 @@ ONEBIT_AVX2 void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits
     }
   }
   for (int t = 0; t < NT; ++t) {
-    const int64_t n0 = (t0 + t) * kW4A8TileN, count = std::min(kW4A8TileN, w.N - n0);
+    const int64_t n0 = tile_index[t] * kW4A8TileN, count = std::min(kW4A8TileN, w.N - n0);
     for (int r = 0; r < MR; ++r) {
       __m256 v = acc[r][t];
       float* out = y + (m0 + r) * y_stride + n0;
@@ -130,27 +130,33 @@ ONEBIT_AVX2 void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits
   }
 }
 
-// Decode streams kDecodeTiles tiles side by side; otherwise row groups of up to 4 rows per tile.
-constexpr int kDecodeTiles = 4;
+// Decode reads kDecodeStreams tiles at once, a share of the range apart: that many memory streams
+// in flight, where neighbouring tiles would be one (as gemm_q8's one-row path measured). More rows
+// go in groups of up to 4 rows per tile.
+constexpr int kDecodeStreams = 4;
 constexpr int kRowGroup = 4;
 
 template <int kBits, bool kZeroPoints>
 ONEBIT_AVX2 void run(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
                      const float* bias, float* y, int64_t y_stride) {
-  int64_t t = tile_begin;
   if (x.M == 1) {
-    for (; t + kDecodeTiles <= tile_end; t += kDecodeTiles)
-      tiles_rows<kBits, kZeroPoints, 1, kDecodeTiles>(x, w, t, 0, bias, y, y_stride);
-    for (; t < tile_end; ++t) tiles_rows<kBits, kZeroPoints, 1, 1>(x, w, t, 0, bias, y, y_stride);
+    const int64_t share = (tile_end - tile_begin) / kDecodeStreams;
+    for (int64_t i = 0; i < share; ++i) {
+      int64_t streams[kDecodeStreams];
+      for (int s = 0; s < kDecodeStreams; ++s) streams[s] = tile_begin + s * share + i;
+      tiles_rows<kBits, kZeroPoints, 1, kDecodeStreams>(x, w, streams, 0, bias, y, y_stride);
+    }
+    for (int64_t t = tile_begin + kDecodeStreams * share; t < tile_end; ++t)
+      tiles_rows<kBits, kZeroPoints, 1, 1>(x, w, {t}, 0, bias, y, y_stride);
     return;
   }
-  for (; t < tile_end; ++t) {
+  for (int64_t t = tile_begin; t < tile_end; ++t) {
     int64_t m = 0;
-    for (; m + kRowGroup <= x.M; m += kRowGroup) tiles_rows<kBits, kZeroPoints, kRowGroup, 1>(x, w, t, m, bias, y, y_stride);
+    for (; m + kRowGroup <= x.M; m += kRowGroup) tiles_rows<kBits, kZeroPoints, kRowGroup, 1>(x, w, {t}, m, bias, y, y_stride);
     switch (x.M - m) {
-      case 3: tiles_rows<kBits, kZeroPoints, 3, 1>(x, w, t, m, bias, y, y_stride); break;
-      case 2: tiles_rows<kBits, kZeroPoints, 2, 1>(x, w, t, m, bias, y, y_stride); break;
-      case 1: tiles_rows<kBits, kZeroPoints, 1, 1>(x, w, t, m, bias, y, y_stride); break;
+      case 3: tiles_rows<kBits, kZeroPoints, 3, 1>(x, w, {t}, m, bias, y, y_stride); break;
+      case 2: tiles_rows<kBits, kZeroPoints, 2, 1>(x, w, {t}, m, bias, y, y_stride); break;
+      case 1: tiles_rows<kBits, kZeroPoints, 1, 1>(x, w, {t}, m, bias, y, y_stride); break;
       default: break;
     }
   }
