@@ -18,6 +18,11 @@ void gemm_w4a8_tiles_portable(const BlockQuantizedActivation& x, const PackedNBi
 void gemm_w4a8_tiles_avx2(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                           int64_t tile_end, const float* bias, float* y, int64_t y_stride);
 
+// quantize_activation_blocks without SIMD (it takes the AVX2 form where the CPU has it; the two
+// are equal integer for integer).
+void quantize_activation_blocks_portable(const float* x, int64_t M, int64_t K, int64_t block_size,
+                                         BlockQuantizedActivation& a);
+
 struct W4A8Kernel {
   const char* name;  // as ONEBIT_KERNEL spells it
   W4A8TilesKernel run;

@@ -194,35 +194,43 @@ TEST(W4A8Kernels, TheWholeMatrixEntryQuantizesAndRunsEveryTile) {
   EXPECT_EQ(y, reference_gemm(x, 3, w, false, w.scales.data()));
 }
 
+using Quantizer = void (*)(const float*, int64_t, int64_t, int64_t, BlockQuantizedActivation&);
+
 TEST(W4A8Quantize, PerRowAndBlockMaxOver127RoundHalfToEven) {
   std::mt19937 rng(3);
-  const int64_t M = 3, K = 70, bs = 32;
-  std::vector<float> x = random_activation(M, K, rng);
-  BlockQuantizedActivation a;
-  onebit::quantize_activation_blocks(x.data(), M, K, bs, a);
-  const ReferenceQuantized want = reference_quantize(x, M, K, bs);
-  ASSERT_EQ(a.row_stride(), 96);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t b = 0; b < 3; ++b) {
-      int32_t sum = 0;
-      for (int64_t k = b * bs; k < (b + 1) * bs; ++k) {
-        const int32_t q = a.q[m * 96 + k];
-        EXPECT_EQ(q, k < K ? want.q[m * K + k] : 0) << m << "," << k;
-        sum += q;
-      }
-      EXPECT_EQ(a.sum[m * 3 + b], sum);
-      EXPECT_EQ(a.scale[m * 3 + b], want.scale[m * 3 + b]);
+  for (const Quantizer quantize : {onebit::quantize_activation_blocks, onebit::quantize_activation_blocks_portable}) {
+    // K = 70: blocks of 32, 32 and a ragged 6 (whole 8-lane groups and a scalar tail).
+    for (const int64_t K : {70, 77, 256}) {
+      const int64_t M = 3, bs = 32, k_blocks = (K + bs - 1) / bs;
+      std::vector<float> x = random_activation(M, K, rng);
+      BlockQuantizedActivation a;
+      quantize(x.data(), M, K, bs, a);
+      const ReferenceQuantized want = reference_quantize(x, M, K, bs);
+      ASSERT_EQ(a.row_stride(), k_blocks * bs);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t b = 0; b < k_blocks; ++b) {
+          int32_t sum = 0;
+          for (int64_t k = b * bs; k < (b + 1) * bs; ++k) {
+            const int32_t q = a.q[m * a.row_stride() + k];
+            EXPECT_EQ(q, k < K ? want.q[m * K + k] : 0) << m << "," << k;
+            sum += q;
+          }
+          EXPECT_EQ(a.sum[m * k_blocks + b], sum);
+          EXPECT_EQ(a.scale[m * k_blocks + b], want.scale[m * k_blocks + b]);
+        }
+      // Row 0's first block has max 127: scale 1, and the ties 0.5 and -2.5 round to 0 and -2.
+      EXPECT_EQ(a.scale[0], 1.0f);
+      EXPECT_EQ(a.q[0], 127);
+      EXPECT_EQ(a.q[1], 0);
+      EXPECT_EQ(a.q[2], -2);
     }
-  // Row 0's first block has max 127: scale 1, and the ties 0.5 and -2.5 round to 0 and -2.
-  EXPECT_EQ(a.scale[0], 1.0f);
-  EXPECT_EQ(a.q[0], 127);
-  EXPECT_EQ(a.q[1], 0);
-  EXPECT_EQ(a.q[2], -2);
-  // An all-zero block quantizes to zeros with scale 0 (no division by zero).
-  std::vector<float> zeros(32, 0.0f);
-  onebit::quantize_activation_blocks(zeros.data(), 1, 32, 32, a);
-  EXPECT_EQ(a.scale[0], 0.0f);
-  EXPECT_EQ(a.sum[0], 0);
+    // An all-zero block quantizes to zeros with scale 0 (no division by zero).
+    std::vector<float> zeros(32, 0.0f);
+    BlockQuantizedActivation a;
+    quantize(zeros.data(), 1, 32, 32, a);
+    EXPECT_EQ(a.scale[0], 0.0f);
+    EXPECT_EQ(a.sum[0], 0);
+  }
 }
 
 TEST(W4A8Pack, ReadsBackTheModelValues) {
