@@ -5,10 +5,16 @@ A numpy reference of the contract — activations quantized per row and K-block 
 max|x|/127 (round half to even), exact integer block dots, float32 scaling summed in increasing
 block order — on random ORT-format weights (4 and 8 bits, block 16..256, K not a multiple of the
 block, with and without zero points), compared with ORT's CPU EP at accuracy_level=4 (its int8
-path) and with the exact product of x and the dequantized weights. It needs no EP library: the
-C++ kernels are tested bit for bit against the same contract in test/kernels/gemm_w4a8_test.cpp.
+path) and with the exact product of x and the dequantized weights; and the C++ kernels themselves
+(portable and the selected one, through test/kernels/gemm_w4a8_capi.cpp's C entry point, from the
+build: $ONEBIT_W4A8_CAPI or build/native/test/kernels/libgemm_w4a8_capi.so) equal to the numpy
+contract bit for bit. It needs no EP library.
 """
 from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
 
 import numpy as np
 import onnxruntime as ort
@@ -20,6 +26,27 @@ import ep_session
 # The quantized integers are the same as ORT's, so the two results differ only by float32
 # rounding in the block sum: |contract - ORT| <= BOUND_ULPS · 2^-24 · Σ_b |a_s·w_s·dot_b| per output.
 BOUND_ULPS = 4
+
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def kernel_matmul(x, b, scales, zero_points, N, K, bits, block_size, kernel):
+    """The C++ W4A8 kernel `kernel` ('portable', or None for the one selected on this CPU)."""
+    path = os.environ.get("ONEBIT_W4A8_CAPI", str(REPO / "build/native/test/kernels/libgemm_w4a8_capi.so"))
+    lib = ctypes.CDLL(path)  # OSError naming the path when the build lacks it
+    ptr = lambda a: None if a is None else a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    i64 = ctypes.c_int64
+    x = np.ascontiguousarray(x, np.float32)
+    y = np.empty((x.shape[0], N), np.float32)
+    error = ctypes.create_string_buffer(512)
+    lib.onebit_w4a8_matmul.restype = ctypes.c_int
+    status = lib.onebit_w4a8_matmul(
+        i64(K), i64(N), i64(bits), i64(block_size), ptr(b), i64(b.nbytes), ptr(scales), i64(scales.size),
+        ptr(zero_points), i64(0 if zero_points is None else zero_points.nbytes), ptr(x), i64(x.shape[0]), None,
+        None if kernel is None else kernel.encode(), ptr(y), error, i64(len(error)))
+    assert status == 0, error.value.decode()
+    return y
 
 
 def nbits_session(K, N, bits, block_size, b, scales, zero_points, accuracy_level):
@@ -125,6 +152,9 @@ def test_contract_matches_ort_accuracy_level_4(bits, K, N, block_size, with_zero
                 f"{rms(y):.4g}, ORT {rms(y_ort):.4g}")
         ep_session.record_measurement(line)
         assert ratio.max() <= BOUND_ULPS, line
+        for kernel in ("portable", None):
+            y_kernel = kernel_matmul(x, b, scales, zero_points, N, K, bits, block_size, kernel)
+            assert np.array_equal(y_kernel.view(np.uint32), y.view(np.uint32)), f"{kernel or 'selected'} kernel"
 
 
 def test_format_facts_low_nibble_first_and_scales_either_shape():
