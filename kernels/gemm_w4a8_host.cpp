@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// W4A8 kernel selection by CPU feature, and the whole-matrix entry point.
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu_features.h"
+#include "kernels/gemm_w4a8_kernels.h"
+
+namespace onebit {
+
+const std::vector<W4A8Kernel>& w4a8_kernels() {
+  static const std::vector<W4A8Kernel> kernels{
+      {"avx2", gemm_w4a8_tiles_avx2, [] { return cpu_features().avx2; }},
+      {"portable", gemm_w4a8_tiles_portable, [] { return true; }},
+  };
+  return kernels;
+}
+
+namespace {
+
+const W4A8Kernel& choose_kernel() {
+  const char* forced = std::getenv("ONEBIT_KERNEL");
+  if (forced != nullptr && std::strcmp(forced, "portable") == 0) return w4a8_kernels().back();
+  for (const W4A8Kernel& k : w4a8_kernels())
+    if (k.available()) return k;
+  return w4a8_kernels().back();
+}
+
+}  // namespace
+
+const W4A8Kernel& selected_w4a8_kernel() {
+  static const W4A8Kernel& kernel = choose_kernel();
+  return kernel;
+}
+
+void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
+                     const float* bias, float* y, int64_t y_stride) {
+  selected_w4a8_kernel().run(x, w, tile_begin, tile_end, bias, y, y_stride);
+}
+
+void gemm_w4a8(const float* x, int64_t M, const PackedNBits& w, const float* bias, float* y) {
+  BlockQuantizedActivation a;
+  quantize_activation_blocks(x, M, w.K, w.block_size, a);
+  gemm_w4a8_tiles(a, w, 0, w.tiles(), bias, y, w.N);
+}
+
+}  // namespace onebit

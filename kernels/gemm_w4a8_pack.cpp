@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// MatMulNBits' B, scales and zero points -> the tiles the W4A8 kernels stream (gemm_w4a8.h).
+// Runs once per weight at compile time; 4-bit weights stay 4-bit.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/gemm_w4a8.h"
+
+namespace onebit {
+
+namespace {
+
+int64_t zero_point_bytes_per_column(int64_t k_blocks, int64_t bits) { return (k_blocks * bits + 7) / 8; }
+
+std::string shape_error(const NBitsWeights& w) {
+  const auto at = [](const char* what, int64_t got, int64_t want) {
+    return std::string("MatMulNBits ") + what + ": " + std::to_string(got) + " values, expected " +
+           std::to_string(want);
+  };
+  if (w.bits != 4 && w.bits != 8) return "MatMulNBits bits=" + std::to_string(w.bits) + ": only 4 and 8 are supported";
+  if (w.block_size < 16 || w.block_size > 256 || (w.block_size & (w.block_size - 1)) != 0)
+    return "MatMulNBits block_size=" + std::to_string(w.block_size) + ": must be a power of two in [16, 256]";
+  if (w.K <= 0 || w.N <= 0)
+    return "MatMulNBits K=" + std::to_string(w.K) + " N=" + std::to_string(w.N) + ": both must be positive";
+  const int64_t k_blocks = (w.K + w.block_size - 1) / w.block_size;
+  if (w.b == nullptr || w.b_bytes != w.N * k_blocks * w.block_size * w.bits / 8)
+    return at("B (uint8 bytes)", w.b == nullptr ? 0 : w.b_bytes, w.N * k_blocks * w.block_size * w.bits / 8);
+  if (w.scales == nullptr || w.scale_count != w.N * k_blocks)
+    return at("scales", w.scales == nullptr ? 0 : w.scale_count, w.N * k_blocks);
+  if (w.zero_points != nullptr && w.zero_point_bytes != w.N * zero_point_bytes_per_column(k_blocks, w.bits))
+    return at("zero_points (uint8 bytes)", w.zero_point_bytes, w.N * zero_point_bytes_per_column(k_blocks, w.bits));
+  return {};
+}
+
+// Model values: the unsigned weight of column n at k, and of block b the zero point.
+int32_t model_weight(const NBitsWeights& w, int64_t k_blocks, int64_t n, int64_t k) {
+  const uint8_t* column = w.b + n * k_blocks * w.block_size * w.bits / 8;
+  if (w.bits == 8) return column[k];
+  return (column[k / 2] >> (4 * (k % 2))) & 0xF;
+}
+
+int32_t model_zero_point(const NBitsWeights& w, int64_t k_blocks, int64_t n, int64_t b) {
+  if (w.zero_points == nullptr) return 1 << (w.bits - 1);
+  const uint8_t* column = w.zero_points + n * zero_point_bytes_per_column(k_blocks, w.bits);
+  if (w.bits == 8) return column[b];
+  return (column[b / 2] >> (4 * (b % 2))) & 0xF;
+}
+
+// Where w[k][c] of a tile's k-block goes inside its weight bytes (k counted in the block), and
+// the nibble (0 low, 4 high; 0 for 8 bits).
+struct Slot {
+  int64_t byte;
+  int shift;
+};
+
+Slot slot(int64_t bits, int64_t k, int64_t c) {
+  if (bits == 8) return {(k / 4) * 32 + 4 * c + k % 4, 0};
+  return {(k / 8) * 32 + 4 * c + k % 4, int((k % 8) / 4) * 4};
+}
+
+}  // namespace
+
+std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
+  if (std::string error = shape_error(w); !error.empty()) return error;
+  PackedNBits p;
+  p.K = w.K;
+  p.N = w.N;
+  p.bits = w.bits;
+  p.block_size = w.block_size;
+  p.has_zero_points = w.zero_points != nullptr;
+  const int64_t k_blocks = p.k_blocks();
+  p.data.assign(static_cast<size_t>(p.tiles() * p.tile_stride()), 0);
+  for (int64_t n = 0; n < w.N; ++n) {
+    const int64_t c = n % kW4A8TileN;
+    uint8_t* tile = p.data.data() + (n / kW4A8TileN) * p.tile_stride();
+    for (int64_t b = 0; b < k_blocks; ++b) {
+      uint8_t* block = tile + b * p.block_stride();
+      // Weights past K stay 0: their activations are 0, so they add nothing whatever ORT's padding holds.
+      for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k) {
+        const Slot s = slot(w.bits, k - b * w.block_size, c);
+        block[s.byte] = static_cast<uint8_t>(block[s.byte] | (model_weight(w, k_blocks, n, k) << s.shift));
+      }
+      std::memcpy(block + p.weight_bytes() + c * int64_t(sizeof(float)), &w.scales[n * k_blocks + b], sizeof(float));
+      if (p.has_zero_points)
+        block[p.weight_bytes() + kW4A8TileN * int64_t(sizeof(float)) + c] =
+            static_cast<uint8_t>(model_zero_point(w, k_blocks, n, b));
+    }
+  }
+  out = std::move(p);
+  return {};
+}
+
+int32_t PackedNBits::weight(int64_t k, int64_t n) const {
+  const int64_t b = k / block_size;
+  const Slot s = slot(bits, k - b * block_size, n % kW4A8TileN);
+  const uint8_t byte = data[static_cast<size_t>((n / kW4A8TileN) * tile_stride() + b * block_stride() + s.byte)];
+  return bits == 8 ? byte : (byte >> s.shift) & 0xF;
+}
+
+float PackedNBits::scale(int64_t b, int64_t n) const {
+  float s;
+  std::memcpy(&s,
+              &data[static_cast<size_t>((n / kW4A8TileN) * tile_stride() + b * block_stride() + weight_bytes() +
+                                        (n % kW4A8TileN) * int64_t(sizeof(float)))],
+              sizeof(float));
+  return s;
+}
+
+int32_t PackedNBits::zero_point(int64_t b, int64_t n) const {
+  if (!has_zero_points) return 1 << (bits - 1);
+  return data[static_cast<size_t>((n / kW4A8TileN) * tile_stride() + b * block_stride() + weight_bytes() +
+                                  kW4A8TileN * int64_t(sizeof(float)) + n % kW4A8TileN)];
+}
+
+}  // namespace onebit

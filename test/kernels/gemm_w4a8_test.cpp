@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// W4A8 (MatMulNBits, accuracy_level=4): every kernel this CPU runs against a plain loop of the
+// contract written here from the model's own bytes (no packing), bit for bit; the activation
+// quantizer against its rule; and the packer's rejections.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_w4a8_kernels.h"
+
+namespace {
+
+using onebit::BlockQuantizedActivation;
+using onebit::NBitsWeights;
+using onebit::PackedNBits;
+
+// A MatMulNBits weight as ORT stores it, with random contents (padding bytes too).
+struct ModelWeights {
+  int64_t K, N, bits, block_size, k_blocks;
+  std::vector<uint8_t> b, zero_points;
+  std::vector<float> scales;
+
+  NBitsWeights view(bool with_zero_points) const {
+    return {K, N, bits, block_size, b.data(), int64_t(b.size()), scales.data(), int64_t(scales.size()),
+            with_zero_points ? zero_points.data() : nullptr, with_zero_points ? int64_t(zero_points.size()) : 0};
+  }
+  int32_t weight(int64_t k, int64_t n) const {
+    const uint8_t* column = b.data() + n * k_blocks * block_size * bits / 8;
+    return bits == 8 ? column[k] : (k % 2 == 0 ? column[k / 2] & 0xF : column[k / 2] >> 4);
+  }
+  int32_t zero_point(int64_t blk, int64_t n, bool with_zero_points) const {
+    if (!with_zero_points) return 1 << (bits - 1);
+    const uint8_t* column = zero_points.data() + n * ((k_blocks * bits + 7) / 8);
+    return bits == 8 ? column[blk] : (blk % 2 == 0 ? column[blk / 2] & 0xF : column[blk / 2] >> 4);
+  }
+};
+
+ModelWeights random_weights(int64_t K, int64_t N, int64_t bits, int64_t block_size, std::mt19937& rng) {
+  ModelWeights w{K, N, bits, block_size, (K + block_size - 1) / block_size, {}, {}, {}};
+  w.b.resize(static_cast<size_t>(N * w.k_blocks * block_size * bits / 8));
+  for (auto& v : w.b) v = static_cast<uint8_t>(rng());
+  w.zero_points.resize(static_cast<size_t>(N * ((w.k_blocks * bits + 7) / 8)));
+  for (auto& v : w.zero_points) v = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  w.scales.resize(static_cast<size_t>(N * w.k_blocks));
+  for (auto& s : w.scales) s = scale(rng);
+  return w;
+}
+
+std::vector<float> random_activation(int64_t M, int64_t K, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(M * K));
+  for (auto& v : x) v = normal(rng);
+  // Exact ties of the rounding, and an all-zero block where K allows one.
+  if (K > 40) x[3] = x[0] = 127.0f, x[1] = 0.5f, x[2] = -2.5f;
+  if (M > 1 && K >= 32) std::fill(x.begin() + K, x.begin() + K + 16, 0.0f);
+  return x;
+}
+
+// The contract of gemm_w4a8.h, step by step.
+struct ReferenceQuantized {
+  std::vector<int32_t> q;      // M × K
+  std::vector<float> scale;    // M × k_blocks
+};
+
+ReferenceQuantized reference_quantize(const std::vector<float>& x, int64_t M, int64_t K, int64_t bs) {
+  const int64_t k_blocks = (K + bs - 1) / bs;
+  ReferenceQuantized r{std::vector<int32_t>(x.size()), std::vector<float>(static_cast<size_t>(M * k_blocks))};
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t b = 0; b < k_blocks; ++b) {
+      float amax = 0;
+      for (int64_t k = b * bs; k < std::min(K, (b + 1) * bs); ++k) amax = std::max(amax, std::fabs(x[m * K + k]));
+      const float scale = amax / 127.0f;
+      const float inverse = amax == 0.0f ? 0.0f : 127.0f / amax;
+      for (int64_t k = b * bs; k < std::min(K, (b + 1) * bs); ++k)
+        r.q[m * K + k] = int32_t(std::nearbyint(x[m * K + k] * inverse));
+      r.scale[m * k_blocks + b] = scale;
+    }
+  return r;
+}
+
+std::vector<float> reference_gemm(const std::vector<float>& x, int64_t M, const ModelWeights& w, bool with_zp,
+                                  const float* bias) {
+  const ReferenceQuantized a = reference_quantize(x, M, w.K, w.block_size);
+  std::vector<float> y(static_cast<size_t>(M * w.N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < w.N; ++n) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < w.k_blocks; ++b) {
+        int64_t dot = 0;
+        for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k)
+          dot += int64_t(a.q[m * w.K + k]) * (w.weight(k, n) - w.zero_point(b, n, with_zp));
+        const float s = a.scale[m * w.k_blocks + b] * w.scales[n * w.k_blocks + b];
+        acc = acc + s * float(dot);
+      }
+      y[m * w.N + n] = bias != nullptr ? acc + bias[n] : acc;
+    }
+  return y;
+}
+
+struct Shape {
+  int64_t K, N, bits, block_size;
+  bool zero_points;
+};
+
+std::string shape_name(const testing::TestParamInfo<Shape>& info) {
+  const Shape& s = info.param;
+  std::ostringstream name;  // (string + concatenation trips GCC 12's -Wrestrict here)
+  name << "K" << s.K << "_N" << s.N << "_b" << s.bits << "_bs" << s.block_size << (s.zero_points ? "_zp" : "_sym");
+  return name.str();
+}
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> all;
+  for (int64_t bits : {4, 8})
+    for (bool zp : {false, true}) {
+      for (int64_t bs : {16, 32, 64, 128, 256}) all.push_back({bs * 3 + bs / 2 + 5, 37, bits, bs, zp});
+      all.push_back({64, 8, bits, 32, zp});
+      all.push_back({576, 67, bits, 32, zp});
+      all.push_back({17, 3, bits, 16, zp});
+      all.push_back({300, 1, bits, 128, zp});
+    }
+  return all;
+}
+
+class W4A8Kernels : public testing::TestWithParam<Shape> {};
+
+TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
+  const Shape s = GetParam();
+  std::mt19937 rng(static_cast<uint32_t>(s.K * 131 + s.N * 7 + s.bits + s.block_size + s.zero_points));
+  const ModelWeights w = random_weights(s.K, s.N, s.bits, s.block_size, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(s.zero_points), packed), "");
+  std::vector<float> bias(static_cast<size_t>(s.N));
+  for (auto& v : bias) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (int64_t M : {1, 2, 3, 4, 7, 32}) {
+    const std::vector<float> x = random_activation(M, s.K, rng);
+    BlockQuantizedActivation a;
+    onebit::quantize_activation_blocks(x.data(), M, s.K, s.block_size, a);
+    for (const float* b : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())}) {
+      const std::vector<float> want = reference_gemm(x, M, w, s.zero_points, b);
+      for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+        if (!kernel.available()) continue;
+        std::vector<float> y(static_cast<size_t>(M * s.N), NAN);
+        kernel.run(a, packed, 0, packed.tiles(), b, y.data(), s.N);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(std::memcmp(&y[i], &want[i], sizeof(float)), 0)
+              << kernel.name << " M=" << M << " output " << i << ": " << y[i] << " vs " << want[i]
+              << (b ? " with bias" : "");
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, W4A8Kernels, testing::ValuesIn(shapes()), shape_name);
+
+TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
+  std::mt19937 rng(5);
+  const ModelWeights w = random_weights(96, 29, 4, 32, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
+  for (int64_t M : {1, 5}) {
+    const std::vector<float> x = random_activation(M, w.K, rng);
+    const std::vector<float> want = reference_gemm(x, M, w, true, nullptr);
+    BlockQuantizedActivation a;
+    onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
+    for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+      if (!kernel.available()) continue;
+      std::vector<float> y(static_cast<size_t>(M * w.N), -7.0f);
+      kernel.run(a, packed, 1, 3, nullptr, y.data(), w.N);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < w.N; ++n) {
+          const bool inside = n >= 8 && n < 24;
+          EXPECT_EQ(y[m * w.N + n], inside ? want[m * w.N + n] : -7.0f) << kernel.name << " m=" << m << " n=" << n;
+        }
+    }
+  }
+}
+
+TEST(W4A8Kernels, TheWholeMatrixEntryQuantizesAndRunsEveryTile) {
+  std::mt19937 rng(9);
+  const ModelWeights w = random_weights(200, 45, 4, 64, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(false), packed), "");
+  const std::vector<float> x = random_activation(3, w.K, rng);
+  std::vector<float> y(static_cast<size_t>(3 * w.N));
+  onebit::gemm_w4a8(x.data(), 3, packed, w.scales.data(), y.data());
+  EXPECT_EQ(y, reference_gemm(x, 3, w, false, w.scales.data()));
+}
+
+using Quantizer = void (*)(const float*, int64_t, int64_t, int64_t, BlockQuantizedActivation&);
+
+TEST(W4A8Quantize, PerRowAndBlockMaxOver127RoundHalfToEven) {
+  std::mt19937 rng(3);
+  for (const Quantizer quantize : {onebit::quantize_activation_blocks, onebit::quantize_activation_blocks_portable}) {
+    // K = 70: blocks of 32, 32 and a ragged 6 (whole 8-lane groups and a scalar tail).
+    for (const int64_t K : {70, 77, 256}) {
+      const int64_t M = 3, bs = 32, k_blocks = (K + bs - 1) / bs;
+      std::vector<float> x = random_activation(M, K, rng);
+      BlockQuantizedActivation a;
+      quantize(x.data(), M, K, bs, a);
+      const ReferenceQuantized want = reference_quantize(x, M, K, bs);
+      ASSERT_EQ(a.row_stride(), k_blocks * bs);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t b = 0; b < k_blocks; ++b) {
+          int32_t sum = 0;
+          for (int64_t k = b * bs; k < (b + 1) * bs; ++k) {
+            const int32_t q = a.q[m * a.row_stride() + k];
+            EXPECT_EQ(q, k < K ? want.q[m * K + k] : 0) << m << "," << k;
+            sum += q;
+          }
+          EXPECT_EQ(a.sum[m * k_blocks + b], sum);
+          EXPECT_EQ(a.scale[m * k_blocks + b], want.scale[m * k_blocks + b]);
+        }
+      // Row 0's first block has max 127: scale 1, and the ties 0.5 and -2.5 round to 0 and -2.
+      EXPECT_EQ(a.scale[0], 1.0f);
+      EXPECT_EQ(a.q[0], 127);
+      EXPECT_EQ(a.q[1], 0);
+      EXPECT_EQ(a.q[2], -2);
+    }
+    // An all-zero block quantizes to zeros with scale 0 (no division by zero).
+    std::vector<float> zeros(32, 0.0f);
+    BlockQuantizedActivation a;
+    quantize(zeros.data(), 1, 32, 32, a);
+    EXPECT_EQ(a.scale[0], 0.0f);
+    EXPECT_EQ(a.sum[0], 0);
+  }
+}
+
+TEST(W4A8Pack, ReadsBackTheModelValues) {
+  std::mt19937 rng(11);
+  for (int64_t bits : {4, 8}) {
+    const ModelWeights w = random_weights(77, 19, bits, 16, rng);
+    PackedNBits packed;
+    ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
+    EXPECT_EQ(packed.tiles(), 3);
+    EXPECT_EQ(packed.k_blocks(), 5);
+    // 4 bits stay half a byte a weight: tile block = 8 columns × 16 k × bits/8, + 8 scales + 8 zero points.
+    EXPECT_EQ(packed.block_stride(), 8 * 16 * bits / 8 + 32 + 8);
+    for (int64_t n = 0; n < w.N; ++n) {
+      for (int64_t k = 0; k < w.K; ++k) ASSERT_EQ(packed.weight(k, n), w.weight(k, n)) << k << "," << n;
+      for (int64_t b = 0; b < 5; ++b) {
+        EXPECT_EQ(packed.scale(b, n), w.scales[n * 5 + b]);
+        EXPECT_EQ(packed.zero_point(b, n), w.zero_point(b, n, true));
+      }
+    }
+    ASSERT_EQ(onebit::pack_nbits_weights(w.view(false), packed), "");
+    EXPECT_EQ(packed.zero_point(2, 4), 1 << (bits - 1));
+  }
+}
+
+TEST(W4A8Pack, RejectsMalformedInputsNamingWhat) {
+  std::mt19937 rng(2);
+  const ModelWeights w = random_weights(40, 5, 4, 16, rng);  // 3 blocks: B 5·3·8 bytes, zp 5·2 bytes
+  const auto error = [](NBitsWeights v) {
+    PackedNBits packed;
+    packed.K = 99;
+    const std::string message = onebit::pack_nbits_weights(v, packed);
+    if (!message.empty()) {
+      EXPECT_EQ(packed.K, 99) << "a rejected pack leaves its output untouched";
+    }
+    return message;
+  };
+  NBitsWeights v = w.view(true);
+  EXPECT_EQ(error(v), "");
+  v.bits = 3;
+  EXPECT_EQ(error(v), "MatMulNBits bits=3: only 4 and 8 are supported");
+  v = w.view(true), v.block_size = 8;
+  EXPECT_EQ(error(v), "MatMulNBits block_size=8: must be a power of two in [16, 256]");
+  v = w.view(true), v.block_size = 48;
+  EXPECT_EQ(error(v), "MatMulNBits block_size=48: must be a power of two in [16, 256]");
+  v = w.view(true), v.K = 0;
+  EXPECT_EQ(error(v), "MatMulNBits K=0 N=5: both must be positive");
+  v = w.view(true), v.b_bytes -= 1;
+  EXPECT_EQ(error(v), "MatMulNBits B (uint8 bytes): 119 values, expected 120");
+  v = w.view(true), v.b = nullptr;
+  EXPECT_EQ(error(v), "MatMulNBits B (uint8 bytes): 0 values, expected 120");
+  v = w.view(true), v.K = 49;  // 4 blocks: B too short for it
+  EXPECT_EQ(error(v), "MatMulNBits B (uint8 bytes): 120 values, expected 160");
+  v = w.view(true), v.scale_count = 5;
+  EXPECT_EQ(error(v), "MatMulNBits scales: 5 values, expected 15");
+  v = w.view(true), v.zero_point_bytes = 15;  // one byte per block is the 8-bit layout
+  EXPECT_EQ(error(v), "MatMulNBits zero_points (uint8 bytes): 15 values, expected 10");
+}
+
+TEST(W4A8KernelSelection, PicksTheFastestAvailableOrPortableWhenForced) {
+  const onebit::W4A8Kernel& selected = onebit::selected_w4a8_kernel();
+  EXPECT_TRUE(selected.available());
+  const char* forced = std::getenv("ONEBIT_KERNEL");
+  if (forced != nullptr && std::string(forced) == "portable") {
+    EXPECT_STREQ(selected.name, "portable");
+  } else {
+    for (const onebit::W4A8Kernel& k : onebit::w4a8_kernels())
+      if (k.available()) {
+        EXPECT_STREQ(selected.name, k.name);
+        break;
+      }
+  }
+}
+
+}  // namespace
