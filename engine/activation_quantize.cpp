@@ -16,16 +16,6 @@ int64_t task_count(int64_t values, int64_t max_tasks) {
   return std::clamp<int64_t>(values / kMinValuesPerTask, 1, std::min(kMaxTasks, max_tasks));
 }
 
-// Runs job.run(i) for i in [0, count): over the runner when there is more than one.
-template <class Job>
-void run_tasks(Job& job, int64_t count, const TaskRunner& tasks) {
-  if (count == 1 || !tasks) {
-    for (int64_t i = 0; i < count; ++i) job.run(static_cast<size_t>(i));
-    return;
-  }
-  tasks([](void* j, size_t i) { static_cast<Job*>(j)->run(i); }, static_cast<size_t>(count), &job);
-}
-
 struct RangeJob {
   const float* x;
   int64_t count;

@@ -11,6 +11,7 @@
 #include "kernels/dynamic_quantize.h"
 #include "kernels/epilogue.h"
 #include "kernels/gemm_q8.h"
+#include "kernels/gemm_w4a8.h"
 
 namespace onebit {
 
@@ -19,6 +20,7 @@ enum class ActivationSource {
   Quantized,              // the model's int8/uint8 tensor (x_type, x_zero_point or one read per call)
   QuantizeLinear,         // float, quantized here by the group's QuantizeLinear (x_quantize) to uint8
   DynamicQuantizeLinear,  // float, quantized here to uint8 with a scale and zero point computed per call
+  PerKBlock,              // float, quantized here to int8 per row and K-block (MatMulNBits: block_weights)
 };
 
 struct FusedGroup {
@@ -44,6 +46,10 @@ struct FusedGroup {
   std::string w_name;
   QType w_type = QType::Int8;
   int32_t w_zero_point = 0;  // unless the call brings one
+  // MatMulNBits (x_source PerKBlock): its 4- or 8-bit weights as the W4A8 kernels stream them, and
+  // its bias (N floats, or none); y is float. Such a group has no `weights` and no device leg.
+  PackedNBits block_weights;
+  std::vector<float> block_bias;
 
   bool quantizes_x() const { return x_source != ActivationSource::Quantized; }
 };

@@ -32,8 +32,6 @@ struct ColumnJob {
   }
 };
 
-void run_column_task(void* job, size_t task) { static_cast<const ColumnJob*>(job)->run(task); }
-
 }  // namespace
 
 bool streams_float_output(int64_t M, int64_t N, const void* y) {
@@ -51,12 +49,8 @@ void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogu
   const bool fuse = gemm_q8_fuses_float_output(x, w) && epilogue.fused_float_output(y, fused);
   fused.stream = fuse && streams_float_output(x.M, w.N, y);
   ColumnJob job{&x, &w, &epilogue, fuse ? &fused : nullptr, acc, y, per_task};
-  const auto tasks = static_cast<size_t>((w.n_blocks() + per_task - 1) / per_task);
-  if (runner) {
-    runner(run_column_task, tasks, &job);
-  } else {
-    for (size_t t = 0; t < tasks; ++t) job.run(t);
-  }
+  const int64_t tasks = (w.n_blocks() + per_task - 1) / per_task;
+  run_tasks(job, tasks, runner);
 }
 
 }  // namespace onebit

@@ -80,6 +80,9 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;
+          if (plan.x_source == ActivationSource::PerKBlock && plan.accuracy_level != 4)
+            throw UnsupportedGroup("accuracy_level=" + std::to_string(plan.accuracy_level) +
+                                   " asks for float accuracy; quantizing its activations to int8 would change its numbers");
           if (plan.w_per_call) {
             const std::string decline =
                 activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,
@@ -123,7 +126,7 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       GroupSource source = read_group(match, index);
       source.plan.name += " (fused node '" + std::string(fused_name) + "')";
       GroupDevice device;
-      if (session.device && source.batches() == 1) {
+      if (session.device && source.batches() == 1 && !source.is_nbits()) {
         device = prepare_group_device(*session.device, source.weight(), session.counters);
         if (!device.failure.empty())
           log(session.logger, ORT_LOGGING_LEVEL_WARNING,

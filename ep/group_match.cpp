@@ -184,6 +184,29 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   }
 }
 
+bool is_nbits(const NodeInfo& node) { return node.domain == "com.microsoft" && node.op_type == "MatMulNBits"; }
+
+// MatMulNBits and a following bias Add (float output: a QuantizeLinear after it stays with ORT).
+void match_nbits(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
+  m.kind = GroupKind::MatMulNBits;
+  m.x = anchor.input(0);
+  if (g.constant(m.x)) throw Declined{"activation '" + m.x + "' is a constant"};
+  m.w = anchor.input(1);
+  m.w_scale = anchor.input(2);
+  m.w_zero_point = anchor.input(3);
+  if (!anchor.input(4).empty()) throw Declined{"g_idx '" + anchor.input(4) + "' (act-order) is not claimed"};
+  m.bias = anchor.input(5);
+  m.output = anchor.outputs.at(0);
+  const NodeInfo* add = sole_consumer(g, m.output);
+  if (!m.bias.empty() || !is_op(add, "Add")) return;
+  const std::string other = add->input(0) == m.output ? add->input(1) : add->input(0);
+  const std::optional<ConstTensor> bias = g.constant(other);
+  if (other == m.output || !bias || bias->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || bias->shape.size() != 1) return;
+  m.bias = other;
+  m.nodes.push_back(add);
+  m.output = add->outputs.at(0);
+}
+
 void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   if (anchor.op_type == "QLinearMatMul") {
     m.kind = GroupKind::QLinearMatMul;
@@ -219,15 +242,16 @@ void leave_quantize_in(GroupMatch& m) {
 }
 
 bool is_anchor(const NodeInfo& node) {
-  return is_onnx(node) && (node.op_type == "MatMul" || node.op_type == "Gemm" ||
-                           node.op_type == "QLinearMatMul" || node.op_type == "MatMulInteger");
+  return is_nbits(node) || (is_onnx(node) && (node.op_type == "MatMul" || node.op_type == "Gemm" ||
+                                              node.op_type == "QLinearMatMul" || node.op_type == "MatMulInteger"));
 }
 
 MatchResult match_group(const GraphIndex& g, const NodeInfo& anchor) {
   GroupMatch m;
   m.anchor = &anchor;
   try {
-    if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm") match_qdq(g, anchor, m);
+    if (is_nbits(anchor)) match_nbits(g, anchor, m);
+    else if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm") match_qdq(g, anchor, m);
     else match_single_node(g, anchor, m);
   } catch (const Declined& d) {
     return d.reason;

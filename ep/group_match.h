@@ -13,6 +13,9 @@
 // constant B: a non-constant one could depend on that output).
 // Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
 // packed per call, and the quantize_dynamic chain's two scales may both be per call.
+// MatMulNBits (com.microsoft: A float, B packed 4/8-bit blocks, scales, [zero_points], [g_idx],
+// [bias]) is one node, with a following bias Add where the model has one; read_group checks its
+// attributes and constants.
 #pragma once
 #include <string>
 #include <variant>
@@ -22,7 +25,7 @@
 
 namespace onebit {
 
-enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger, DynamicMatMulInteger };
+enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger, DynamicMatMulInteger, MatMulNBits };
 
 struct GroupMatch {
   GroupKind kind = GroupKind::QdqMatMul;
@@ -32,7 +35,7 @@ struct GroupMatch {
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
   const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear or DynamicQuantizeLinear (input x_float), if fused
   const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
-  std::string w, w_scale, w_zero_point;  // the weight (B)
+  std::string w, w_scale, w_zero_point;  // the weight (B); MatMulNBits: blob, block scales, packed zero points
   bool w_dynamic = false;                // B is not a constant: it changes per call
   bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
   int64_t w_axis = 1;                    // the weight DequantizeLinear's axis attribute
@@ -45,7 +48,7 @@ struct GroupMatch {
 // Either the group anchored at `anchor`, or why it is declined.
 using MatchResult = std::variant<GroupMatch, std::string>;
 
-// True for the op types a group can be anchored at.
+// True for the op types a group can be anchored at (ONNX's, and com.microsoft's MatMulNBits).
 bool is_anchor(const NodeInfo& node);
 
 MatchResult match_group(const GraphIndex& graph, const NodeInfo& anchor);

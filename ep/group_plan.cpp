@@ -295,6 +295,74 @@ void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
   plan.epilogue.y_zero_point = scalar_zero_point(g, m.y_zero_point, y_type, "y_zero_point");
 }
 
+// MatMulNBits' attribute `name`, or `fallback` (its ONNX default; none: required).
+int64_t nbits_attribute(const NodeInfo& node, const char* name, std::optional<int64_t> fallback) {
+  const std::optional<int64_t> v = node.int_attr(name) ? node.int_attr(name) : fallback;
+  require(v.has_value(), "attribute " + std::string(name) + " is missing");
+  return *v;
+}
+
+// MatMulNBits: its attributes and constant B, scales and zero points, sized against each other
+// (the packer checks them again), a float activation of K columns, a float output.
+void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
+  GroupPlan& plan = src.plan;
+  NBitsWeights& w = src.nbits;
+  w.K = nbits_attribute(*m.anchor, "K", std::nullopt);
+  w.N = nbits_attribute(*m.anchor, "N", std::nullopt);
+  w.bits = nbits_attribute(*m.anchor, "bits", 4);
+  w.block_size = nbits_attribute(*m.anchor, "block_size", std::nullopt);
+  plan.accuracy_level = nbits_attribute(*m.anchor, "accuracy_level", 0);
+  require(w.bits == 4 || w.bits == 8, "bits=" + std::to_string(w.bits) + "; 4 and 8 are claimed");
+  require(w.block_size >= 16 && w.block_size <= 256 && (w.block_size & (w.block_size - 1)) == 0,
+          "block_size=" + std::to_string(w.block_size) + "; powers of two from 16 to 256 are claimed");
+  require(w.K > 0 && w.N > 0, "K=" + std::to_string(w.K) + " N=" + std::to_string(w.N) + "; both must be positive");
+  plan.K = w.K;
+  plan.N = w.N;
+  plan.x_source = ActivationSource::PerKBlock;
+  const int64_t k_blocks = (w.K + w.block_size - 1) / w.block_size;
+
+  const ConstTensor b = need_constant(g, m.w, "B");
+  const std::vector<int64_t> b_shape{w.N, k_blocks, w.block_size * w.bits / 8};
+  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "B '" + m.w + "' has type " + type_name(b.type) + "; expected uint8");
+  require(b.shape == b_shape, "B '" + m.w + "' has shape " + shape_string(b.shape) + "; expected " + shape_string(b_shape));
+  w.b = static_cast<const uint8_t*>(b.data);
+  w.b_bytes = static_cast<int64_t>(b.count());
+  src.w = b;
+
+  const ConstTensor s = need_constant(g, m.w_scale, "scales");
+  require(s.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+          "scales '" + m.w_scale + "' have type " + type_name(s.type) + "; only float scales are claimed");
+  require(static_cast<int64_t>(s.count()) == w.N * k_blocks,
+          "scales '" + m.w_scale + "' have shape " + shape_string(s.shape) + "; expected " + std::to_string(w.N * k_blocks) +
+              " values (N × blocks)");
+  w.scales = static_cast<const float*>(s.data);
+  w.scale_count = static_cast<int64_t>(s.count());
+
+  if (!m.w_zero_point.empty()) {
+    const ConstTensor zp = need_constant(g, m.w_zero_point, "zero_points");
+    const int64_t per_column = (k_blocks * w.bits + 7) / 8;
+    require(zp.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
+            "zero_points '" + m.w_zero_point + "' have type " + type_name(zp.type) + "; packed uint8 ones are claimed");
+    require(static_cast<int64_t>(zp.count()) == w.N * per_column,
+            "zero_points '" + m.w_zero_point + "' have shape " + shape_string(zp.shape) + "; expected " +
+                std::to_string(w.N * per_column) + " bytes");
+    w.zero_points = static_cast<const uint8_t*>(zp.data);
+    w.zero_point_bytes = static_cast<int64_t>(zp.count());
+  }
+
+  const ValueType x = g.type_of(m.x);
+  require(x.element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x + "' has type " + type_name(x.element));
+  require(x.shape.has_value() && x.shape->size() >= plan.x_min_rank && x.shape->size() <= plan.x_max_rank,
+          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
+              std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
+  require(x.shape->back() < 0 || x.shape->back() == w.K,
+          "activation '" + m.x + "' has K=" + std::to_string(x.shape->back()) + " but the node has K=" + std::to_string(w.K));
+  read_bias(m, g, plan, x.shape->size());
+  const ONNXTensorElementDataType y = g.type_of(m.output).element;
+  require(y == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "output '" + m.output + "' has type " + type_name(y));
+  plan.epilogue.kind = OutputKind::Float32;
+}
+
 }  // namespace
 
 ONNXTensorElementDataType element_type_of(QType t) {
@@ -304,6 +372,10 @@ ONNXTensorElementDataType element_type_of(QType t) {
 GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
   GroupSource src;
   src.plan.name = m.anchor->describe();
+  if (m.kind == GroupKind::MatMulNBits) {
+    read_nbits(m, g, src);
+    return src;
+  }
   read_weight(m, g, src);
   read_activation(m, g, src.plan);
   switch (m.kind) {
@@ -321,6 +393,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
       read_qdq_output(m, g, src.plan);
       src.plan.epilogue.take_float32_steps();  // the chain's operators round after each step
       break;
+    case GroupKind::MatMulNBits: break;  // read above
   }
   return src;
 }
@@ -328,6 +401,13 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 GroupPlan pack_group(GroupSource src) {
   GroupPlan plan = std::move(src.plan);
   if (plan.w_per_call) return plan;  // B is packed per call
+  if (src.is_nbits()) {
+    const std::string error = pack_nbits_weights(src.nbits, plan.block_weights);
+    require(error.empty(), error);
+    plan.block_bias.assign(plan.epilogue.bias.begin(), plan.epilogue.bias.end());  // float values, widened once
+    (void)page_out(src.nbits.b, static_cast<size_t>(src.nbits.b_bytes));
+    return plan;
+  }
   const int64_t per_batch = plan.K * plan.N;
   const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);

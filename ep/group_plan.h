@@ -24,6 +24,7 @@ struct GroupPlan : FusedGroup {
   // constant, folded in here.
   std::string x_scale_input, x_zero_point_input, w_scale_input, w_zero_point_input;
   int64_t declared_rows = -1;  // M per batch entry as the model declares it (-1: symbolic)
+  int64_t accuracy_level = 4;  // MatMulNBits': 4 lets its activations be quantized (GetCapability decides)
 };
 
 // The plan plus a view of the weight still owned by ORT (valid during GetCapability/Compile).
@@ -33,8 +34,13 @@ struct GroupSource {
   QType w_type = QType::Int8;
   bool w_is_nk = false;
   std::vector<int32_t> w_zero_points;  // 1 or N values; empty = 0
+  NBitsWeights nbits;                  // a MatMulNBits group's constants (views)
 
-  size_t batches() const { return plan.w_per_call ? 0 : w.count() / static_cast<size_t>(plan.K * plan.N); }
+  bool is_nbits() const { return plan.x_source == ActivationSource::PerKBlock; }
+  size_t batches() const {
+    if (is_nbits()) return 1;
+    return plan.w_per_call ? 0 : w.count() / static_cast<size_t>(plan.K * plan.N);
+  }
   // The weight of a single-batch group, for the device leg.
   WeightSource weight() const { return {w.data, w_type, plan.K, plan.N, w_is_nk}; }
 };

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/block_call.h"
+
+#include <algorithm>
+
+#include "engine/thread_reused.h"
+
+namespace onebit {
+
+namespace {
+
+// As the int8 host leg: enough tasks to balance a few threads, each a long run of weights.
+constexpr int64_t kTasksPerCall = 16;
+
+struct TileJob {
+  const BlockQuantizedActivation* x;
+  const PackedNBits* w;
+  const float* bias;
+  float* y;
+  int64_t tiles_per_task;
+
+  void run(size_t task) const {
+    const int64_t t0 = static_cast<int64_t>(task) * tiles_per_task;
+    gemm_w4a8_tiles(*x, *w, t0, std::min(t0 + tiles_per_task, w->tiles()), bias, y, w->N);
+  }
+};
+
+// This thread's quantized activation, its storage kept from call to call unless it grew huge.
+struct ReusedBlockActivation {
+  BlockQuantizedActivation a;
+  void trim() {
+    if (a.q.capacity() + 8 * a.scale.capacity() > kKeptScratchBytes) a = BlockQuantizedActivation{};
+  }
+};
+
+}  // namespace
+
+void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks) {
+  const PackedNBits& w = g.block_weights;
+  ThreadReused<ReusedBlockActivation> a;
+  quantize_activation_blocks(x, M, w.K, w.block_size, a->a);
+  const int64_t per_task = (w.tiles() + kTasksPerCall - 1) / kTasksPerCall;
+  TileJob job{&a->a, &w, g.block_bias.empty() ? nullptr : g.block_bias.data(), y, per_task};
+  const int64_t count = (w.tiles() + per_task - 1) / per_task;
+  run_tasks(job, count, tasks);
+}
+
+}  // namespace onebit

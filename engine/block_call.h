@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// One call of a MatMulNBits group (W4A8, kernels/gemm_w4a8.h): the float activation quantized per
+// row and K-block once, then the packed column tiles split over the call's tasks, each writing its
+// columns of y with the bias. Host only: the device has no block-scaled design (its calls count as
+// host calls with no device leg).
+#pragma once
+#include <cstdint>
+
+#include "engine/fused_group.h"
+#include "engine/host_leg.h"
+
+namespace onebit {
+
+// y (M × N floats) for x (M × K floats) through g's block weights.
+void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks);
+
+}  // namespace onebit
