@@ -121,6 +121,25 @@ describe('onebit-run --model smollm2', () => {
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
   }, 300_000);
 
+  it('runs the int4 MatMulNBits model: every projection on the EP, the same tokens as ORT on that model', async () => {
+    // Adds the int4 model to the cached folder (MatMulNBits, block 32, symmetric, accuracy_level 4).
+    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '64', '--weights', 'int4', '--json'], env);
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    const int4 = JSON.parse(ran.stdout) as Report;
+    expect(int4.model.format).toBe('int4');
+    expect(int4.counters.groups).toBe(15);
+    expect(int4.counters.qdqRuns).toBe(15 * int4.generatedTokens);
+    // ORT's accuracy_level 4 path and the EP's W4A8 contract quantize alike and differ by float
+    // rounding in the block sums only (test_matmul_nbits_contract.py), whatever the CPU.
+    const [between] = int4.agreement;
+    expect(between).toMatchObject({ candidate: 'onebit', reference: 'ortQdq' });
+    expect(between.top1).toBe(1);
+    expect(between.meanKl).toBeLessThan(1e-4);
+    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-int4'))).toEqual(['model-int4.onnx', 'model-int4.onnx.data']);
+    expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
+  }, 300_000);
+
   it('decodes with the KV cache in shared buffers that grow: the last step equals a full recompute, on both backends', async () => {
     // The cache buffers start at 256 rows: 250 prompt tokens, then 12 steps one at a time, so the
     // buffers double midway (their rows copied) and GroupQueryAttention appends in place throughout.
@@ -129,7 +148,7 @@ describe('onebit-run --model smollm2', () => {
     const ids = Array.from({ length: 262 }, (_, i) => 100 + ((i * 37) % 4000));
     const vocab = files.config.vocab;
     for (const ep of [{ name: 'onebit', device: 'none' }, 'cpu']) {
-      const session = await ort.InferenceSession.create(files.qdqModel, { executionProviders: [ep as never] });
+      const session = await ort.InferenceSession.create(files.quantizedModel, { executionProviders: [ep as never] });
       const decoder = new KvDecoder(session, files, ort.Tensor);
       await decoder.forward(ids.slice(0, 250));
       let step = new Float32Array(0);
@@ -211,7 +230,7 @@ describe('onebit-run --model smollm2', () => {
     }
   });
 
-  it('says when --prompt-tokens is out of range or given with --prompt, and which --activations exist', () => {
+  it('says when --prompt-tokens is out of range or given with --prompt, and which --activations and --weights exist', () => {
     const short = runNode([cli, '--layers', '2', '--prompt-tokens', '30'], repoRoot, env);
     expect(short.status).toBe(1);
     expect(short.stderr).toMatch(/--prompt-tokens 30 is too short: the chat template alone takes 30 tokens; ask for at least 31/);
@@ -224,5 +243,11 @@ describe('onebit-run --model smollm2', () => {
     const activations = runNode([cli, '--activations', 's8']);
     expect(activations.status).toBe(2);
     expect(activations.stderr).toMatch(/--activations takes uint8 or int8, got 's8'/);
+    const weights = runNode([cli, '--weights', 'int3']);
+    expect(weights.status).toBe(2);
+    expect(weights.stderr).toMatch(/--weights takes a8w8 or int4, got 'int3'/);
+    const mixed = runNode([cli, '--weights', 'int4', '--activations', 'int8']);
+    expect(mixed.status).toBe(2);
+    expect(mixed.stderr).toMatch(/--activations picks the A8W8 model/);
   });
 });

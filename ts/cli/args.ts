@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { OnebitOptionError } from '../errors.js';
-import { ACTIVATION_TYPES, type ActivationType } from '../model/smollm2.js';
+import { ACTIVATION_TYPES, WEIGHT_FORMATS, type ActivationType, type WeightFormat } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
@@ -25,6 +25,10 @@ smollm2 options:
   --activations uint8|int8
                      the QDQ model's activation type (default uint8; int8 is quantized from the same
                      fp32 model on first use; ORT's CPU EP on x86 leaves most of its groups unfused)
+  --weights a8w8|int4
+                     the quantized model the onebit EP and ORT's CPU EP run: A8W8 QDQ (default), or
+                     int4 MatMulNBits as onnxruntime-genai makes it for CPU (block 32, symmetric,
+                     accuracy_level 4; built from the same fp32 model on first use)
   --quality          also teacher-force the built-in evaluation text: KL(fp32 || QDQ), top-1 per arm
   --layers N         keep the first N of the 30 layers (tests)
 
@@ -62,6 +66,7 @@ export interface RunArgs {
   promptTokens: number | null;
   maxTokens: number;
   activations: ActivationType;
+  weights: WeightFormat;
   quality: boolean;
   bench: boolean;
   lens: number[];
@@ -87,12 +92,13 @@ export function count(flag: string, text: string | undefined, min: number): numb
 
 export function parseArgs(argv: readonly string[]): RunArgs {
   const args: RunArgs = {
-    model: 'smollm2', prompt: DEFAULT_PROMPT, promptTokens: null, maxTokens: 64, activations: 'uint8', quality: false,
+    model: 'smollm2', prompt: DEFAULT_PROMPT, promptTokens: null, maxTokens: 64, activations: 'uint8', weights: 'a8w8', quality: false,
     bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: null, json: false, help: false,
   };
   let modelGiven = false;
   let promptGiven = false;
   let activationsGiven = false;
+  let weightsGiven = false;
   const setModel = (model: string) => {
     if (modelGiven) throw new UsageError(`one model at a time: got '${args.model}' and '${model}'`);
     args.model = model;
@@ -128,6 +134,14 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         activationsGiven = true;
         break;
       }
+      case '--weights': {
+        const weights = value();
+        if (!WEIGHT_FORMATS.includes(weights as WeightFormat))
+          throw new UsageError(`--weights takes ${WEIGHT_FORMATS.join(' or ')}, got ${weights === undefined ? 'nothing' : `'${weights}'`}`);
+        args.weights = weights as WeightFormat;
+        weightsGiven = true;
+        break;
+      }
       case '--help': case '-h': args.help = true; break;
       case '--warmup': args.warmup = count(flag, value(), 0); break;
       case '--repeat': args.repeat = count(flag, value(), 1); break;
@@ -160,8 +174,12 @@ export function parseArgs(argv: readonly string[]): RunArgs {
     throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
   if (promptGiven && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
   // Silently ignored, they would label a run of the stack (always uint8 activations) as what was asked.
-  if (args.model !== 'smollm2' && (activationsGiven || args.promptTokens !== null))
-    throw new UsageError(`${activationsGiven ? '--activations' : '--prompt-tokens'} is a smollm2 option; --model ${args.model} does not take it`);
+  if (args.model !== 'smollm2' && (activationsGiven || weightsGiven || args.promptTokens !== null)) {
+    const option = activationsGiven ? '--activations' : weightsGiven ? '--weights' : '--prompt-tokens';
+    throw new UsageError(`${option} is a smollm2 option; --model ${args.model} does not take it`);
+  }
+  if (activationsGiven && args.weights === 'int4')
+    throw new UsageError('--activations picks the A8W8 model; the int4 model quantizes its activations per block itself');
   if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
   if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;

