@@ -3,6 +3,7 @@
 import { OnebitOptionError } from '../errors.js';
 import { ACTIVATION_TYPES, type ActivationType } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
+import { type OnebitDevice, costModelsText, isCostModel, isDevice } from '../rules.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
@@ -48,10 +49,16 @@ common options:
 export class UsageError extends OnebitOptionError {}
 
 /** A --device value, checked against the EP's device options. */
-export function deviceOption(value: string | undefined): 'auto' | 'emu' | 'none' {
-  const devices = nativeConstants().deviceOptions;
-  if (value === undefined || !devices.includes(value)) throw new UsageError(`--device takes ${devices.join(', ')}, got '${value ?? ''}'`);
-  return value as 'auto' | 'emu' | 'none';
+export function deviceOption(value: string | undefined): OnebitDevice {
+  if (!isDevice(value)) throw new UsageError(`--device takes ${nativeConstants().deviceOptions.join(', ')}, got '${value ?? ''}'`);
+  return value;
+}
+
+/** A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule. */
+export function costModelOption(flag: string, value: string | undefined): string {
+  if (!isCostModel(value))
+    throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${value === undefined ? 'nothing' : `'${value}'`}`);
+  return value;
 }
 
 export interface RunArgs {
@@ -68,7 +75,7 @@ export interface RunArgs {
   warmup: number;
   repeat: number;
   threads: number;
-  device: 'auto' | 'emu' | 'none';
+  device: OnebitDevice;
   /** null: all of smollm2's layers, 2 of the stack. */
   layers: number | null;
   costModel?: string;
@@ -143,13 +150,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         args.device = deviceOption(device);
         break;
       }
-      case '--cost-model': {
-        const model = value();
-        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
-          throw new UsageError(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
-        args.costModel = model;
-        break;
-      }
+      case '--cost-model': args.costModel = costModelOption(flag, value()); break;
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
         setModel(flag);

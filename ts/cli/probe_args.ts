@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { UsageError, count, deviceOption } from './args.js';
+import type { OnebitDevice } from '../rules.js';
+import { UsageError, costModelOption, count, deviceOption } from './args.js';
 
 export const PROBE_USAGE = `usage: ep-probe --shape KxN [options]
 
@@ -30,7 +31,7 @@ export interface ProbeArgs {
   N: number;
   rows: number[];
   repeat: number;
-  device: 'auto' | 'emu' | 'none';
+  device: OnebitDevice;
   saveRoutes?: string;
   designsDir?: string;
   seed: number;
@@ -63,13 +64,7 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
         args.saveRoutes = file;
         break;
       }
-      case '--model': {
-        const model = value();
-        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
-          throw new UsageError(`--model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
-        args.model = model;
-        break;
-      }
+      case '--model': args.model = costModelOption(flag, value()); break;
       case '--designs-dir': {
         const dir = value();
         if (!dir) throw new UsageError('--designs-dir needs a directory');
