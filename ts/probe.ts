@@ -83,25 +83,34 @@ export interface ProbeRowsResult {
 export interface ProbeResult {
   K: number;
   N: number;
+  /** Timed calls per route and rows value (after one untimed warm-up call). */
   repeat: number;
+  /** Operands are a pure function of (K, N, seed). */
   seed: number;
+  /** Host threads of the host route (1). */
   hostThreads: number;
   /** The host gemm_q8 kernel: 'avx512vnni', 'avxvnni', 'avx2' or 'portable'. */
   hostKernel: string;
   device: {
+    /** The device option asked for (an OnebitDevice). */
     requested: string;
     /** What the request resolved to ('emu' or 'none'); ONEBIT_DEVICE overrides the request. */
     selected: string;
+    /** Why that device: "option device=emu", "ONEBIT_DEVICE=none", ... */
     reason: string | null;
+    /** The backend opened, else null. */
     name: string | null;
     /** The device timings are those of an emulator. */
     emulated: boolean;
     /** Why the device column is missing (busy, bad design, device error), else null. */
     error: string | null;
     designsDir: string | null;
+    /** Designs this probe's setup built and loaded. */
     designsBuilt: number;
     designsLoaded: number;
+    /** Packed weight bytes uploaded once. */
     weightBytes: number;
+    /** Setup time: designs and the weight upload. */
     setupMs: number;
     /** The modelled generation (the cost model's name), or null without one. */
     costModel: string | null;
