@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options),
-// constants, parseRoutes(text, file), allocateTensor(type, dims).
+// constants, parseRoutes(text, file), routeFor(entries, K, N, M), isTracePath(value), isCostModel(value),
+// allocateTensor(type, dims).
 #include <napi.h>
 
 #include "constants.h"
@@ -62,6 +63,9 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("InferenceSession", InferenceSession::define(env));
   exports.Set("constants", constants(env));
   exports.Set("parseRoutes", Napi::Function::New(env, parse_routes));
+  exports.Set("routeFor", Napi::Function::New(env, route_for));
+  exports.Set("isTracePath", Napi::Function::New(env, is_trace_path));
+  exports.Set("isCostModel", Napi::Function::New(env, is_cost_model));
   exports.Set("allocateTensor", Napi::Function::New(env, allocate));
   return exports;
 }

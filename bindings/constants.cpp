@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "constants.h"
 
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
+#include "engine/counters.h"
 #include "engine/ep_options.h"
 #include "engine/routes_table.h"
 #include "js_error.h"
 #include "kernels/gemm_q8.h"
 #include "kernels/gemm_q8_kernels.h"
+#include "npu/cost_model.h"
 #include "npu/device_select.h"
 #include "npu/lock_policy.h"
 #include "onebit_ep.h"
@@ -20,8 +23,8 @@ namespace {
 
 template <typename List>
 Napi::Array strings(Napi::Env env, const List& list) {
-  Napi::Array array = Napi::Array::New(env, list.size());
-  for (uint32_t i = 0; i < list.size(); ++i) array.Set(i, list[i]);
+  Napi::Array array = Napi::Array::New(env, std::size(list));
+  for (uint32_t i = 0; i < std::size(list); ++i) array.Set(i, list[i]);
   return array;
 }
 
@@ -34,6 +37,17 @@ Napi::Object constants(Napi::Env env) {
   o.Set("optionKeys", strings(env, kOptionKeys));
   o.Set("deviceOptions", strings(env, npu::kDeviceOptions));
   o.Set("lockPolicies", strings(env, npu::kLockPolicyNames));
+  o.Set("costModels", strings(env, npu::kCostModelGenerations));
+  o.Set("costFileSuffix", std::string(npu::kCostFileSuffix));
+  o.Set("tracePathRule", kTracePathRule);
+  Napi::Array counters = Napi::Array::New(env, static_cast<size_t>(Counter::Count));
+  for (uint32_t i = 0; i < counters.Length(); ++i) {
+    Napi::Object c = Napi::Object::New(env);
+    c.Set("id", counter_name(static_cast<Counter>(i)).id);
+    c.Set("label", counter_name(static_cast<Counter>(i)).label);
+    counters.Set(i, c);
+  }
+  o.Set("counters", counters);
   o.Set("deviceMinRows", static_cast<double>(kDeviceMinRows));
   o.Set("maxDeviceTimeoutMs", static_cast<double>(EpOptions::kMaxDeviceTimeoutMs));
   o.Set("maxK", static_cast<double>(kMaxK));
@@ -65,6 +79,33 @@ Napi::Value parse_routes(const Napi::CallbackInfo& info) {
   } catch (const std::invalid_argument& e) {
     throw to_js_error(env, CodedError("ONEBIT_OPTION", e.what()));
   }
+}
+
+Napi::Value is_trace_path(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), info[0].IsString() && onebit::is_trace_path(info[0].As<Napi::String>().Utf8Value()));
+}
+
+Napi::Value is_cost_model(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(),
+                            info[0].IsString() && npu::is_cost_model_reference(info[0].As<Napi::String>().Utf8Value()));
+}
+
+Napi::Value route_for(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray()) throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
+  const Napi::Array entries = info[0].As<Napi::Array>();
+  RoutesTable table;
+  for (uint32_t i = 0; i < entries.Length(); ++i) {
+    if (!entries.Get(i).IsObject()) throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
+    const Napi::Object e = entries.Get(i).As<Napi::Object>();
+    const auto number = [&](const char* key) { return static_cast<int64_t>(e.Get(key).ToNumber().Int64Value()); };
+    const std::string route = e.Get("route").ToString().Utf8Value();
+    table.set(number("K"), number("N"), number("rows"), route == "device" ? Route::Device : Route::Host);
+  }
+  const std::optional<Route> route =
+      table.route(info[1].ToNumber().Int64Value(), info[2].ToNumber().Int64Value(), info[3].ToNumber().Int64Value());
+  if (!route) return env.Null();
+  return Napi::String::New(env, *route == Route::Device ? "device" : "host");
 }
 
 }  // namespace onebit::node

@@ -38,17 +38,21 @@ int64_t parse_int(const std::string& key, const std::string& value, int64_t min,
   return number;
 }
 
-// "0"/"false" = off, "1"/"true" = on, a path (absolute or *.json) = on and write a trace file there.
+// "0"/"false" = off, "1"/"true" = on, a path (is_trace_path) = on and write a trace file there.
 void parse_trace(const std::string& key, const std::string& value, EpOptions& options) {
   if (value == "0" || value == "false") return;
   options.trace = true;
   if (value == "1" || value == "true") return;
-  const bool path = value.starts_with("/") || (value.size() > 5 && value.ends_with(".json"));
-  if (!path) throw bad_value(key, value, "0, 1, or a trace file path (absolute, or ending in .json)");
+  if (!is_trace_path(value)) throw bad_value(key, value, std::string("0, 1, or a trace file path (") + kTracePathRule + ")");
   options.trace_file = value;
 }
 
 }  // namespace
+
+bool is_trace_path(std::string_view value) {
+  return value.starts_with("/") || value.starts_with("./") || value.starts_with("../") ||
+         (value.size() > 5 && value.ends_with(".json"));
+}
 
 EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   EpOptions options;

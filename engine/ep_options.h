@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "engine/activation_matmul_policy.h"
 #include "npu/cost_model.h"
@@ -52,6 +53,14 @@ struct EpOptions {
   // the measured rule is the product's, the override is for benchmarks and tests).
   ActivationMatmuls activation_matmuls = ActivationMatmuls::Measured;
 };
+
+// A trace option's value names a file, rather than being a typo of 0/1 such as "yes", when it
+// is absolute, starts with ./ or ../, or ends in .json. The one rule: the Node package checks its
+// `trace` option through it (bindings/constants.cpp). A relative path is taken against the
+// working directory when the session is created.
+bool is_trace_path(std::string_view value);
+// The rule in words, for messages (here and in the Node package).
+constexpr const char* kTracePathRule = "absolute, starting with ./ or ../, or ending in .json";
 
 // Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE and
 // ONEBIT_ACTIVATION_MATMULS.

@@ -47,19 +47,31 @@ Error bad(const std::string& where, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, "cost model " + where + ": " + what);
 }
 
-std::string keys_text() {
+std::string comma_list(std::span<const char* const> items) {
   std::string list;
-  for (const char* key : kCostModelKeys) list += (list.empty() ? "" : ", ") + std::string(key);
+  for (const char* item : items) list += (list.empty() ? "" : ", ") + std::string(item);
   return list;
 }
 
+std::string keys_text() { return comma_list(kCostModelKeys); }
+
 }  // namespace
 
+bool is_cost_file(std::string_view name_or_path) { return name_or_path.ends_with(kCostFileSuffix); }
+
+bool is_cost_model_reference(std::string_view name_or_path) {
+  return is_cost_file(name_or_path) ||
+         std::any_of(std::begin(kCostModelGenerations), std::end(kCostModelGenerations),
+                     [&](const char* g) { return name_or_path == g; });
+}
+
 Result<CostModel> cost_model_for(const std::string& generation) {
-  if (generation == "xdna1") return xdna1();
-  if (generation == "xdna2") return xdna2();
-  return make_error(ErrorCode::kInvalidArgument,
-                    "unknown device generation '" + generation + "'; expected xdna1, xdna2 or a cost file (*.json)");
+  static_assert(std::size(kCostModelGenerations) == 2, "one model per built-in generation");
+  if (generation == kCostModelGenerations[0]) return xdna1();
+  if (generation == kCostModelGenerations[1]) return xdna2();
+  return make_error(ErrorCode::kInvalidArgument, "unknown device generation '" + generation + "'; expected " +
+                                                     comma_list(kCostModelGenerations) + " or a cost file (*" +
+                                                     std::string(kCostFileSuffix) + ")");
 }
 
 Result<CostModel> cost_model_from_json(const std::string& text, const std::string& where) {
@@ -104,7 +116,7 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
 }
 
 Result<CostModel> load_cost_model(const std::string& name_or_path) {
-  if (!name_or_path.ends_with(".json")) return cost_model_for(name_or_path);
+  if (!is_cost_file(name_or_path)) return cost_model_for(name_or_path);
   // Through the one reader of files the EP is pointed at: a FIFO, a device or a directory is an
   // error naming the path, never a hang or an endless read.
   Result<std::vector<uint8_t>> bytes = read_regular_file(name_or_path, kMaxCostFileBytes);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "npu/block_plan.h"
 #include "npu/design.h"
@@ -34,7 +35,17 @@ struct CostModel {
 // The keys of a cost file, in order: "generation" (a string) and the five numbers above.
 constexpr const char* kCostModelKeys[] = {"generation", "launch_us", "sync_call_us", "sync_gbps", "dram_gbps", "int8_tops"};
 
-// The built-in generations (sources in cost_model.cpp); an unknown name is kInvalidArgument.
+// The built-in generations by name (sources in cost_model.cpp). With the cost-file rule below,
+// what option cost_model, ep-probe --model and onebit-run --cost-model take; the Node package
+// checks against these (bindings/constants.cpp).
+constexpr const char* kCostModelGenerations[] = {"xdna1", "xdna2"};
+// A cost model given by path is a cost file named *.json; anything else is a generation's name.
+constexpr std::string_view kCostFileSuffix = ".json";
+bool is_cost_file(std::string_view name_or_path);
+// A built-in generation's name or a cost file's path: what load_cost_model may accept.
+bool is_cost_model_reference(std::string_view name_or_path);
+
+// The built-in generations; an unknown name is kInvalidArgument.
 Result<CostModel> cost_model_for(const std::string& generation);
 // A cost file's text: one JSON object with every key of kCostModelKeys and no other; a missing,
 // unknown, mistyped or non-positive key is kInvalidArgument naming the key and `where`.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The EP's counters, typed. The EP names them in snake_case (as in its trace line); we camel-case.
+// The EP's counters, typed. The EP names them in snake_case (engine/counters.cpp, handed over by
+// the addon); we camel-case.
+import { camelCase, counterNames } from './rules.js';
 
 export interface OnebitCounters {
   /** Fused-group executions: every run adds one per group the EP claimed. */
@@ -42,22 +44,12 @@ export interface OnebitCounters {
   [counter: string]: number;
 }
 
-function camelCase(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-// Every counter this version names, in the EP's order: 0 until the EP reports it (an EP library
-// without a device path reports only the first two).
-const KNOWN = [
-  'qdqRuns', 'groups', 'hostRowsPolicy', 'hostRoutes', 'deviceFallbacks', 'deviceBusy', 'deviceBreakerSkips', 'deviceCalls', 'deviceLaunches',
-  'aBytesSynced', 'cBytesSynced', 'cSyncsNarrowed', 'cSyncsWhole', 'designsBuilt', 'designsLoaded', 'designsFailed',
-  'hostNs', 'deviceNs',
-] as const;
-
 /** The snake_case counter names of the EP (`qdq_runs`, ...) as typed camelCase counters. */
 export function toCounters(raw: Record<string, number>): OnebitCounters {
+  // Every counter this version names, in the EP's order: 0 until the EP reports it (an EP library
+  // older than the addon, or a trace file, may report fewer).
   const counters: Record<string, number> = {};
-  for (const name of KNOWN) counters[name] = 0;
+  for (const name of counterNames()) counters[name] = 0;
   for (const [name, value] of Object.entries(raw)) counters[camelCase(name)] = value;
   return counters as OnebitCounters;
 }

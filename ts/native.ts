@@ -7,6 +7,7 @@ import path from 'node:path';
 import { OnebitLibraryError, fromNativeError } from './errors.js';
 import type { ProbeOptions, RawProbeResult } from './probe.js';
 import type { RouteEntry } from './routes.js';
+import type { Route } from './rules.js';
 import type { NativeSessionConfig } from './session_options.js';
 
 export interface NativeValueMetadata {
@@ -71,6 +72,13 @@ export interface NativeConstants {
   deviceOptions: string[];
   /** Values of the device lock option. */
   lockPolicies: string[];
+  /** The built-in cost-model generations (xdna1, xdna2); any other cost model is a file ending in costFileSuffix. */
+  costModels: string[];
+  costFileSuffix: string;
+  /** The trace-path rule in words ("absolute, starting with ./ or ../, or ending in .json"). */
+  tracePathRule: string;
+  /** The EP's counters in its order: `id` as OnebitEp_GetCounters names it, `label` as the trace line does. */
+  counters: { id: string; label: string }[];
   deviceMinRows: number;
   /** Largest device_timeout_ms (one day). */
   maxDeviceTimeoutMs: number;
@@ -91,6 +99,12 @@ interface NativeAddon {
   readonly constants: NativeConstants;
   /** The EP's own routes-file reader: the entries, or throws (code ONEBIT_OPTION) naming the line. */
   parseRoutes(text: string, file: string): RouteEntry[];
+  /** The EP's routes lookup over `entries` for a call of M rows on (K, N); null = the table has no say. */
+  routeFor(entries: readonly RouteEntry[], K: number, N: number, M: number): Route | null;
+  /** The EP's trace-path rule: a trace option's string names a file. */
+  isTracePath(value: unknown): boolean;
+  /** The EP's cost-model rule: a built-in generation's name or a cost file. */
+  isCostModel(value: unknown): boolean;
 }
 
 const packageRoot = path.join(__dirname, '..');

@@ -5,9 +5,21 @@ import path from 'node:path';
 
 import { OnebitOptionError } from './errors.js';
 import { nativeConstants } from './native.js';
+import {
+  type OnebitDevice,
+  type OnebitDeviceLock,
+  camelCase,
+  costModelsText,
+  isCostFile,
+  isCostModel,
+  isDevice,
+  isDeviceLock,
+  isTracePath,
+  quotedList,
+  tracePathRule,
+} from './rules.js';
 
-export type OnebitDevice = 'auto' | 'emu' | 'none';
-export type OnebitDeviceLock = 'call' | 'session';
+export type { OnebitDevice, OnebitDeviceLock } from './rules.js';
 
 /** Options of the `onebit` execution provider (the EP's provider options, camel-cased). */
 export interface OnebitOptions {
@@ -51,16 +63,6 @@ export interface OnebitExecutionProviderOption extends OnebitOptions {
 
 export const BACKEND_NAME = 'onebit';
 
-function camelCase(key: string): string {
-  return key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
-/** 'a', 'b' or 'c' */
-export function quotedList(values: readonly string[]): string {
-  const quoted = values.map((v) => `'${v}'`);
-  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
-}
-
 // The EP's option keys in camelCase; session_id is the addon's own (it names each session).
 function validKeys(): string[] {
   return nativeConstants().optionKeys.filter((k) => k !== 'session_id').map(camelCase);
@@ -80,11 +82,6 @@ function nonEmptyPath(key: string, value: unknown, what: string): string {
   return path.resolve(value);
 }
 
-// A trace file path must look like one, so a typo such as trace: 'yes' is not taken for a file name.
-function looksLikeTracePath(value: string): boolean {
-  return path.isAbsolute(value) || value.startsWith('./') || value.startsWith('../') || (value.length > 5 && value.endsWith('.json'));
-}
-
 /** Checks the options of our `executionProviders` entry; throws OnebitOptionError saying what is valid. */
 export function validateOnebitOptions(entry: unknown): OnebitOptions {
   if (entry === undefined || entry === null || entry === BACKEND_NAME) return {};
@@ -93,10 +90,9 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
   for (const [key, value] of Object.entries(entry)) {
     if (key === 'name') continue;
     if (key === 'device') {
-      const devices = nativeConstants().deviceOptions;
-      if (!devices.includes(value as string))
-        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(devices)}`);
-      options.device = value as OnebitDevice;
+      if (!isDevice(value))
+        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().deviceOptions)}`);
+      options.device = value;
     } else if (key === 'minDeviceRows') {
       if (!Number.isSafeInteger(value) || (value as number) < 0)
         throw new OnebitOptionError(`onebit option minDeviceRows=${JSON.stringify(value)} is invalid: use an integer >= 0`);
@@ -112,10 +108,9 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
         throw new OnebitOptionError(`onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`);
       options.routes = file;
     } else if (key === 'deviceLock') {
-      const policies = nativeConstants().lockPolicies;
-      if (!policies.includes(value as string))
-        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(policies)}`);
-      options.deviceLock = value as OnebitDeviceLock;
+      if (!isDeviceLock(value))
+        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().lockPolicies)}`);
+      options.deviceLock = value;
     } else if (key === 'deviceTimeoutMs') {
       const max = nativeConstants().maxDeviceTimeoutMs;
       if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
@@ -123,15 +118,12 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
       if (typeof value === 'boolean') options.trace = value;
-      else if (typeof value === 'string' && looksLikeTracePath(value)) options.trace = nonEmptyPath(key, value, 'the trace file to write');
-      else
-        throw new OnebitOptionError(
-          `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (absolute, starting with ./ or ../, or ending in .json)`,
-        );
+      // A trace file path must look like one (the EP's rule), so a typo such as trace: 'yes' is not taken for a file name.
+      else if (isTracePath(value)) options.trace = nonEmptyPath(key, value, 'the trace file to write');
+      else throw new OnebitOptionError(`onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (${tracePathRule()})`);
     } else if (key === 'costModel') {
-      if (value === 'xdna1' || value === 'xdna2') options.costModel = value;
-      else if (typeof value === 'string' && value.endsWith('.json')) options.costModel = nonEmptyPath(key, value, 'a cost file');
-      else throw new OnebitOptionError(`onebit option costModel=${JSON.stringify(value)} is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json`);
+      if (!isCostModel(value)) throw new OnebitOptionError(`onebit option costModel=${JSON.stringify(value)} is invalid: use ${costModelsText(true)}`);
+      options.costModel = isCostFile(value) ? nonEmptyPath(key, value, 'a cost file') : value;
     } else {
       throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`);
     }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { type OnebitCounters, toCounters } from './counters.js';
 import { OnebitOptionError, fromNativeError } from './errors.js';
 import { loadAddon, nativeConstants } from './native.js';
-import { quotedList } from './options.js';
+import { type OnebitDevice, costModelsText, isCostFile, isCostModel, isDevice, quotedList } from './rules.js';
 
 /** Median and spread of per-call times, in milliseconds. */
 export interface Spread {
@@ -25,7 +25,7 @@ export interface ProbeOptions {
   /** Timed calls per route and rows value, after one untimed warm-up call; default 20. */
   repeat?: number;
   /** 'emu' (default), 'auto' (a real NPU if a backend finds one; none in this build) or 'none' (host only). */
-  device?: 'auto' | 'emu' | 'none';
+  device?: OnebitDevice;
   /** Design cache directory; default onebit-ep/designs under the user's cache directory. */
   designsDir?: string;
   /** Device lock file; default the runtime directory's onebit-npu.lock. */
@@ -83,25 +83,34 @@ export interface ProbeRowsResult {
 export interface ProbeResult {
   K: number;
   N: number;
+  /** Timed calls per route and rows value (after one untimed warm-up call). */
   repeat: number;
+  /** Operands are a pure function of (K, N, seed). */
   seed: number;
+  /** Host threads of the host route (1). */
   hostThreads: number;
   /** The host gemm_q8 kernel: 'avx512vnni', 'avxvnni', 'avx2' or 'portable'. */
   hostKernel: string;
   device: {
+    /** The device option asked for (an OnebitDevice). */
     requested: string;
     /** What the request resolved to ('emu' or 'none'); ONEBIT_DEVICE overrides the request. */
     selected: string;
+    /** Why that device: "option device=emu", "ONEBIT_DEVICE=none", ... */
     reason: string | null;
+    /** The backend opened, else null. */
     name: string | null;
     /** The device timings are those of an emulator. */
     emulated: boolean;
     /** Why the device column is missing (busy, bad design, device error), else null. */
     error: string | null;
     designsDir: string | null;
+    /** Designs this probe's setup built and loaded. */
     designsBuilt: number;
     designsLoaded: number;
+    /** Packed weight bytes uploaded once. */
     weightBytes: number;
+    /** Setup time: designs and the weight upload. */
     setupMs: number;
     /** The modelled generation (the cost model's name), or null without one. */
     costModel: string | null;
@@ -135,15 +144,14 @@ export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
   if (options.repeat !== undefined) checked.repeat = positiveInt('repeat', options.repeat, limits.maxRepeat);
   if (options.seed !== undefined) checked.seed = positiveInt('seed', options.seed, 2 ** 32 - 1);
   if (options.device !== undefined) {
-    if (!deviceOptions.includes(options.device))
+    if (!isDevice(options.device))
       throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use ${quotedList(deviceOptions)}`);
     checked.device = options.device;
   }
   if (options.costModel !== undefined) {
     const model = options.costModel;
-    if (model === 'xdna1' || model === 'xdna2') checked.costModel = model;
-    else if (typeof model === 'string' && model.endsWith('.json')) checked.costModel = path.resolve(model);
-    else throw new OnebitOptionError(`probe option costModel=${JSON.stringify(model)} is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json`);
+    if (!isCostModel(model)) throw new OnebitOptionError(`probe option costModel=${JSON.stringify(model)} is invalid: use ${costModelsText(true)}`);
+    checked.costModel = isCostFile(model) ? path.resolve(model) : model;
   }
   for (const key of ['designsDir', 'lockPath'] as const) {
     const value = options[key];

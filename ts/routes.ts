@@ -2,13 +2,15 @@
 // Routes files: what ep-probe --save-routes writes and the EP option `routes` reads. Text, one
 // entry a line, `K N rows host|device`, '#' starts a comment. For a call of M rows on (K, N) the
 // EP takes the route of the largest listed rows <= M; it says nothing below the smallest listed
-// rows or for a shape not listed (min_device_rows alone decides there).
+// rows or for a shape not listed (min_device_rows alone decides there). Reading and that lookup
+// are the EP's own (engine/routes_table.cpp, through the addon); this module formats and merges.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
 import { OnebitError } from './errors.js';
 import { loadAddon } from './native.js';
+import type { Route } from './rules.js';
 
-export type Route = 'host' | 'device';
+export { routeFor, type Route } from './rules.js';
 
 export interface RouteEntry {
   K: number;
@@ -86,11 +88,4 @@ export function saveRoutes(file: string, entries: RouteEntry[], comment: string)
   const tmp = `${file}.tmp-${process.pid}`;
   writeFileSync(tmp, formatRoutes([...kept, ...entries], comments));
   renameSync(tmp, file);
-}
-
-/** The route the table gives a call of M rows on (K, N), as the EP decides it; null = no say. */
-export function routeFor(entries: RouteEntry[], K: number, N: number, M: number): Route | null {
-  let best: RouteEntry | null = null;
-  for (const e of entries) if (e.K === K && e.N === N && e.rows <= M && (best === null || e.rows > best.rows)) best = e;
-  return best ? best.route : null;
 }

@@ -93,6 +93,15 @@ TEST_F(EpOptionsTest, BadValuesNameTheKeyAndWhatIsValid) {
   EXPECT_NE(error_of({{"device_timeout_ms", "0"}}).find("device_timeout_ms='0'"), std::string::npos);
   EXPECT_NE(error_of({{"device_lock", "forever"}}).find("call or session"), std::string::npos);
   EXPECT_NE(error_of({{"trace", "yes"}}).find("trace='yes'"), std::string::npos);
+  EXPECT_NE(error_of({{"trace", "run"}}).find("expected 0, 1, or a trace file path (absolute, starting with ./ or ../, "
+                                               "or ending in .json)"),
+            std::string::npos);
+}
+
+TEST(TracePathRule, TellsPathsFromTypos) {
+  for (const char* path : {"/t", "./t", "../t", "./", "a.json", "dir/run.json"}) EXPECT_TRUE(is_trace_path(path)) << path;
+  for (const char* typo : {"", "yes", "on", "t", "dir/run", ".json", "~/t", ".t"})
+    EXPECT_FALSE(is_trace_path(typo)) << typo;
 }
 
 TEST_F(EpOptionsTest, TraceForms) {
@@ -100,6 +109,10 @@ TEST_F(EpOptionsTest, TraceForms) {
   EXPECT_TRUE(parse_ep_options({{"trace", "1"}}).trace);
   EXPECT_TRUE(parse_ep_options({{"trace", "1"}}).trace_file.empty());
   EXPECT_EQ(parse_ep_options({{"trace", "run.json"}}).trace_file, "run.json");
+  // Explicitly relative paths are paths too (they used to be refused here and taken by the Node package).
+  EXPECT_EQ(parse_ep_options({{"trace", "./run.trace"}}).trace_file, "./run.trace");
+  EXPECT_EQ(parse_ep_options({{"trace", "../out/run"}}).trace_file, "../out/run");
+  EXPECT_EQ(parse_ep_options({{"trace", "/tmp/run"}}).trace_file, "/tmp/run");
   setenv("ONEBIT_EP_TRACE", "1", 1);
   EXPECT_TRUE(parse_ep_options({}).trace);
   unsetenv("ONEBIT_EP_TRACE");

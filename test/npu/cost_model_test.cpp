@@ -140,6 +140,17 @@ TEST(CostModel, UnknownGenerationIsAnError) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(m.error().reason.find("xdna3"), std::string::npos);
+  EXPECT_NE(m.error().reason.find("expected xdna1, xdna2 or a cost file (*.json)"), std::string::npos) << m.error().reason;
+}
+
+TEST(CostModel, ReferenceRuleNamesEachGenerationOrAFile) {
+  for (const char* name : kCostModelGenerations) {
+    EXPECT_TRUE(is_cost_model_reference(name)) << name;
+    EXPECT_TRUE(cost_model_for(name).ok()) << name;
+    EXPECT_FALSE(is_cost_file(name)) << name;
+  }
+  for (const char* file : {"costs.json", "/a/b.json", ".json"}) EXPECT_TRUE(is_cost_file(file)) << file;
+  for (const char* other : {"", "xdna3", "XDNA1", "costs.JSON", "costs.json5"}) EXPECT_FALSE(is_cost_model_reference(other)) << other;
 }
 
 const char* kFull = R"({"generation": "mine", "launch_us": 40, "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})";

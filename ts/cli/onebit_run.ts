@@ -10,7 +10,7 @@ import { OnebitError } from '../errors.js';
 import { onebit } from '../onebit.js';
 import { cachedModel } from '../model/model_cache.js';
 import { GENERATOR_VERSION, projectionStack } from '../model/projection_stack.js';
-import { parseArgs, USAGE, UsageError, type RunArgs } from './args.js';
+import { parseArgs, usage, UsageError, type RunArgs } from './args.js';
 import { runGeneration } from './generate.js';
 import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
@@ -123,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (args.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${usage()}\n`);
     return 0;
   }
   try {

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { UsageError, count, deviceOption } from './args.js';
+import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../rules.js';
+import { UsageError, costModelOption, count, deviceOption } from './args.js';
 
-export const PROBE_USAGE = `usage: ep-probe --shape KxN [options]
+/** ep-probe --help (the device and cost-model values as the EP defines them). */
+export function probeUsage(): string {
+  return `usage: ep-probe --shape KxN [options]
 
 Times one int8 GEMM shape per call on the host (prepare + gemm_q8 on one thread + epilogue) and
 through the whole device path (A upload + sync, launches + wait, C sync, host epilogue), as
@@ -13,8 +16,8 @@ options:
   --shape KxN          the GEMM shape: K (depth) x N (output columns), e.g. 1024x2048
   --rows 1,4,32,36     rows values (M) to time (default 1,4,32,36)
   --repeat N           timed calls per route and rows value (default 20)
-  --device emu|auto|none  device to probe (default emu; none: host column only)
-  --model xdna1|xdna2|FILE.json
+  --device ${devicesFlagText()}  device to probe (default emu; none: host column only)
+  --model ${costModelsFlagText()}
                        also show each device rows value's MODELLED time on that XDNA generation
                        (a cost model calibrated to published figures, docs/cost-model.md) and
                        the rows from which it beats the host; needs --device emu
@@ -24,13 +27,14 @@ options:
   --seed N             seed of the random operands (default 1)
   --json               print one JSON object instead of the table
   --help               print this text`;
+}
 
 export interface ProbeArgs {
   K: number;
   N: number;
   rows: number[];
   repeat: number;
-  device: 'auto' | 'emu' | 'none';
+  device: OnebitDevice;
   saveRoutes?: string;
   designsDir?: string;
   seed: number;
@@ -63,13 +67,7 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
         args.saveRoutes = file;
         break;
       }
-      case '--model': {
-        const model = value();
-        if (model !== 'xdna1' && model !== 'xdna2' && !model?.endsWith('.json'))
-          throw new UsageError(`--model takes xdna1, xdna2 or a cost file ending in .json, got ${model === undefined ? 'nothing' : `'${model}'`}`);
-        args.model = model;
-        break;
-      }
+      case '--model': args.model = costModelOption(flag, value()); break;
       case '--designs-dir': {
         const dir = value();
         if (!dir) throw new UsageError('--designs-dir needs a directory');

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// ep-probe's outputs: the rows table (text) and the JSON document (schema in ts/README.md).
+// ep-probe's outputs: the rows table (text) and the JSON document, whose schema ProbeReport is.
 import { fasterRoute, type ProbeResult, type Spread } from '../probe.js';
+import type { Route } from '../rules.js';
 
 export interface ProbeReport extends ProbeResult {
   tool: 'ep-probe';
   schemaVersion: 1;
+  /** "KxN", e.g. "64x48". */
   shape: string;
   /** How the device timings were obtained: 'emulated' (emu backend), 'hardware', or null (no device column). */
   deviceTimings: 'emulated' | 'hardware' | null;
-  rows: (ProbeResult['rows'][number] & { route: 'host' | 'device' })[];
+  /** Each rows value with `route`: what --save-routes writes for it. */
+  rows: (ProbeResult['rows'][number] & { route: Route })[];
   /** What `route` was chosen on: the measured device medians, or the modelled device times (with a cost model). */
   routesChosenOn: 'measured' | 'modelled';
   /**

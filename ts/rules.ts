@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rules TypeScript shares with the EP, each taken from the native code through the addon
+// (bindings/constants.cpp) rather than written again here: device and lock values, the cost-model
+// and trace-path rules, counter names, the routes lookup. The library's option checks and both
+// CLIs' flag checks are built from these.
+import { loadAddon, nativeConstants } from './native.js';
+
+export type OnebitDevice = 'auto' | 'emu' | 'none';
+export type OnebitDeviceLock = 'call' | 'session';
+export type Route = 'host' | 'device';
+
+/** The EP's snake_case names (option keys, counters) as the package spells them: `qdq_runs` -> `qdqRuns`. */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** 'a', 'b' or 'c' */
+export function quotedList(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+}
+
+/** A value of the EP's device option (npu::kDeviceOptions). */
+export function isDevice(value: unknown): value is OnebitDevice {
+  return nativeConstants().deviceOptions.includes(value as string);
+}
+
+/** The device values as a flag's help lists them: `auto|emu|none`. */
+export function devicesFlagText(): string {
+  return nativeConstants().deviceOptions.join('|');
+}
+
+/** A value of the EP's device lock option (npu::kLockPolicyNames). */
+export function isDeviceLock(value: unknown): value is OnebitDeviceLock {
+  return nativeConstants().lockPolicies.includes(value as string);
+}
+
+/** A built-in XDNA generation's name or a cost file's path (npu::is_cost_model_reference). */
+export function isCostModel(value: unknown): value is string {
+  return loadAddon().isCostModel(value);
+}
+
+/** A cost-model value names a file (not a generation) and is resolved as a path. */
+export function isCostFile(value: string): boolean {
+  return value.endsWith(nativeConstants().costFileSuffix);
+}
+
+/** What a cost model may be, in words: `'xdna1', 'xdna2' or a cost file path ending in .json` (quoted) or unquoted. */
+export function costModelsText(quoted: boolean, file = 'a cost file path'): string {
+  const { costModels, costFileSuffix } = nativeConstants();
+  const names = quoted ? costModels.map((m) => `'${m}'`) : costModels;
+  return `${names.join(', ')} or ${file} ending in ${costFileSuffix}`;
+}
+
+/** The cost-model values as a flag's help lists them: `xdna1|xdna2|FILE.json`. */
+export function costModelsFlagText(): string {
+  const { costModels, costFileSuffix } = nativeConstants();
+  return [...costModels, `FILE${costFileSuffix}`].join('|');
+}
+
+/** A trace option's string names a file rather than being a typo (engine/ep_options' is_trace_path). */
+export function isTracePath(value: unknown): value is string {
+  return loadAddon().isTracePath(value);
+}
+
+/** The trace-path rule in words, as the EP's own messages give it. */
+export function tracePathRule(): string {
+  return nativeConstants().tracePathRule;
+}
+
+/** The EP's counters, camel-cased, in its order (engine/counters.cpp). */
+export function counterNames(): string[] {
+  return nativeConstants().counters.map((c) => camelCase(c.id));
+}
+
+/** The EP's routes lookup (engine/routes_table.cpp): the route of the largest listed rows <= M for (K, N); null = no say. */
+export function routeFor(entries: readonly { K: number; N: number; rows: number; route: Route }[], K: number, N: number, M: number): Route | null {
+  return loadAddon().routeFor(entries, K, N, M);
+}
