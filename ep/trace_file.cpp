@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <locale>
 #include <map>
 #include <sstream>
@@ -46,13 +47,21 @@ std::string create_numbered(const std::string& path) {
   return name;
 }
 
+// The absolute, normalised name of `path`, resolved against the working directory of this moment:
+// its folder with ".", ".." and symbolic links resolved (as far as it exists), then its file name
+// as given. One file spelt two ways ("t.json", "./t.json", "d/../t.json") is one key of the
+// numbering; the file name itself is not resolved, so a link there is replaced as before.
 std::string absolute(const std::string& path) {
-  if (path.starts_with("/")) return path;
-  char cwd[4096];
-  if (::getcwd(cwd, sizeof cwd) == nullptr)
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path given = fs::absolute(fs::path(path), error);
+  if (error)
     throw std::invalid_argument("onebit: trace file '" + path + "': cannot resolve against the working directory: " +
-                                std::strerror(errno));
-  return std::string(cwd) + "/" + path;
+                                error.message());
+  const fs::path lexical = given.lexically_normal();
+  if (!lexical.has_filename()) return lexical.string();  // "d/" or "d/..": refused when it is created
+  const fs::path folder = fs::weakly_canonical(lexical.parent_path(), error);
+  return error ? lexical.string() : (folder / lexical.filename()).string();
 }
 
 }  // namespace
