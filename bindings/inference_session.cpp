@@ -223,9 +223,9 @@ class RunWorker : public PromiseWorker {
                                   inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data());
       // A tensor of ours ORT refused to write in place: the input error one over JS memory gets.
       if (status != nullptr && !in_place.empty())
-        if (std::optional<CodedError> refusal = preallocated_refusal(api.GetErrorMessage(status), in_place)) {
+        if (std::optional<std::string> refusal = preallocated_refusal(api.GetErrorMessage(status), in_place)) {
           api.ReleaseStatus(status);
-          throw *refusal;
+          throw CodedError("ONEBIT_INPUT", *refusal);
         }
       check(status);
     });

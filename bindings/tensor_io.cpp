@@ -253,11 +253,11 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
 
 namespace {
 
-// An output whose pre-allocated tensor is not what the run computes, over either memory.
-CodedError preallocated_mismatch(const std::string& name, const std::string& computed, const std::string& given, bool other_type) {
-  return CodedError("ONEBIT_INPUT", "output '" + name + "' has shape " + computed + " in this run, but its pre-allocated tensor has " +
-                                        given + (other_type ? " and another element type" : "") +
-                                        ": pre-allocate it with the output's shape for this run, or pass null for it");
+// What is wrong with an output whose pre-allocated tensor is not what the run computes, over either
+// memory. (Text, not an error: moving a std::runtime_error needs a newer libstdc++ than ORT's.)
+std::string preallocated_mismatch(const std::string& name, const std::string& computed, const std::string& given, bool other_type) {
+  return "output '" + name + "' has shape " + computed + " in this run, but its pre-allocated tensor has " + given +
+         (other_type ? " and another element type" : "") + ": pre-allocate it with the output's shape for this run, or pass null for it";
 }
 
 // "{3,64}" at `from` in ORT's text as "[3, 64]"; empty if it is not there.
@@ -276,7 +276,7 @@ std::string ort_shape_at(const std::string& text, size_t from) {
 
 }  // namespace
 
-std::optional<CodedError> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place) {
+std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place) {
   static const std::string output = "The output OrtValue provided for output '", given = " has shape ",
                            computed = " but the computed output shape for this run is ";
   const size_t at = ort_message.find(output);
@@ -300,7 +300,7 @@ void fill_preallocated(const std::string& name, const Napi::Object& tensor, cons
   const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   const TypeAndShape computed = type_and_shape(value);
   if (computed.type != type || computed.dims != dims)
-    throw preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type);
+    throw CodedError("ONEBIT_INPUT", preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type));
   // Read again: the buffer may have been detached or resized while the run was in flight.
   const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT", type, dims,
                                              tensor.Get(keys.data));

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "addon_data.h"
-#include "js_error.h"
 #include "output_memory.h"
 
 namespace onebit::node {
@@ -50,10 +49,10 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
 
 // ORT's refusal of a pre-allocated output it was given to write in place (one of `in_place`, names
-// of outputs) whose shape is not the run's (which cannot be known before the run): the same
-// CodedError("ONEBIT_INPUT") fill_preallocated gives over JS memory, or none for any other message
+// of outputs) whose shape is not the run's (which cannot be known before the run): the message of
+// the ONEBIT_INPUT error fill_preallocated gives over JS memory, or none for any other message
 // (read from the text of the ORT onnxruntime-node ships; another text stays ORT's error).
-std::optional<CodedError> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place);
+std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place);
 
 // A zeroed tensor of `type` and `dims` (a JS array) in memory of ours, as an ArrayBuffer: a
 // pre-allocated output over it is written in place. CodedError("ONEBIT_INPUT") for a type we do
