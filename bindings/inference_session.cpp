@@ -190,6 +190,12 @@ class RunWorker : public PromiseWorker {
     }
     Napi::Value severity = run_options.Get("logSeverityLevel");
     if (severity.IsNumber()) check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
+    // A tensor of ours that does not fit the run is found by ORT only as it writes it, and ORT logs
+    // that as an error of its own before the run returns it, which then becomes an input error
+    // (work()): unless the caller chose a level, such runs log fatal errors only. Every error still
+    // reaches the caller as the run's rejection.
+    else if (std::find(sinks_.begin(), sinks_.end(), Sink::InPlace) != sinks_.end())
+      check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, ORT_LOGGING_LEVEL_FATAL));
     Napi::Value tag = run_options.Get("tag");
     if (tag.IsString()) check(api.RunOptionsSetRunTag(run_options_.options, tag.As<Napi::String>().Utf8Value().c_str()));
     Napi::Value entries = run_options.Get("configEntries");
@@ -208,9 +214,20 @@ class RunWorker : public PromiseWorker {
     std::vector<const char*> in_names, out_names;
     for (const std::string* n : input_names_) in_names.push_back(n->c_str());
     for (const std::string* n : output_names_) out_names.push_back(n->c_str());
+    std::vector<const std::string*> in_place;
+    for (size_t i = 0; i < sinks_.size(); ++i)
+      if (sinks_[i] == Sink::InPlace) in_place.push_back(output_names_[i]);
     on_run_thread([&] {
-      check(runtime().api->Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
-                               inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data()));
+      const OrtApi& api = *runtime().api;
+      OrtStatus* status = api.Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
+                                  inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data());
+      // A tensor of ours ORT refused to write in place: the input error one over JS memory gets.
+      if (status != nullptr && !in_place.empty())
+        if (std::optional<std::string> refusal = preallocated_refusal(api.GetErrorMessage(status), in_place)) {
+          api.ReleaseStatus(status);
+          throw CodedError("ONEBIT_INPUT", *refusal);
+        }
+      check(status);
     });
   }
 

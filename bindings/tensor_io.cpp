@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tensor_io.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -250,15 +251,56 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
   return value;
 }
 
+namespace {
+
+// What is wrong with an output whose pre-allocated tensor is not what the run computes, over either
+// memory. (Text, not an error: moving a std::runtime_error needs a newer libstdc++ than ORT's.)
+std::string preallocated_mismatch(const std::string& name, const std::string& computed, const std::string& given, bool other_type) {
+  return "output '" + name + "' has shape " + computed + " in this run, but its pre-allocated tensor has " + given +
+         (other_type ? " and another element type" : "") + ": pre-allocate it with the output's shape for this run, or pass null for it";
+}
+
+// "{3,64}" at `from` in ORT's text as "[3, 64]"; empty if it is not there.
+std::string ort_shape_at(const std::string& text, size_t from) {
+  if (from >= text.size() || text[from] != '{') return {};
+  const size_t end = text.find('}', from);
+  if (end == std::string::npos) return {};
+  std::string shape = "[";
+  for (size_t i = from + 1; i < end; ++i) {
+    if (text[i] == ',') shape += ", ";
+    else if ((text[i] >= '0' && text[i] <= '9') || text[i] == '-') shape += text[i];
+    else return {};
+  }
+  return shape + "]";
+}
+
+}  // namespace
+
+std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place) {
+  static const std::string output = "The output OrtValue provided for output '", given = " has shape ",
+                           computed = " but the computed output shape for this run is ";
+  const size_t at = ort_message.find(output);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t name_begin = at + output.size(), name_end = ort_message.find('\'', name_begin);
+  if (name_end == std::string::npos) return std::nullopt;
+  const std::string name = ort_message.substr(name_begin, name_end - name_begin);
+  if (std::none_of(in_place.begin(), in_place.end(), [&](const std::string* n) { return *n == name; })) return std::nullopt;
+  const size_t given_at = ort_message.find(given, name_end);
+  const size_t computed_at = given_at == std::string::npos ? given_at : ort_message.find(computed, given_at);
+  if (computed_at == std::string::npos) return std::nullopt;
+  const std::string given_shape = ort_shape_at(ort_message, given_at + given.size());
+  const std::string computed_shape = ort_shape_at(ort_message, computed_at + computed.size());
+  if (given_shape.empty() || computed_shape.empty()) return std::nullopt;
+  return preallocated_mismatch(name, computed_shape, given_shape, false);
+}
+
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value) {
   const std::string what = "output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   const TypeAndShape computed = type_and_shape(value);
   if (computed.type != type || computed.dims != dims)
-    throw CodedError("ONEBIT_INPUT", what + " has shape " + dims_text(computed.dims) + " in this run, but its pre-allocated tensor has " +
-                                          dims_text(dims) + (computed.type != type ? " and another element type" : "") +
-                                          ": pre-allocate it with the output's shape for this run, or pass null for it");
+    throw CodedError("ONEBIT_INPUT", preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type));
   // Read again: the buffer may have been detached or resized while the run was in flight.
   const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT", type, dims,
                                              tensor.Get(keys.data));

@@ -12,11 +12,13 @@
 #include <napi.h>
 #include <onnxruntime_c_api.h>
 
+#include <optional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
-#include "output_memory.h"
 #include "addon_data.h"
+#include "output_memory.h"
 
 namespace onebit::node {
 
@@ -45,6 +47,12 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
 // (one preallocated_output left to ORT). Throws CodedError("ONEBIT_INPUT") naming the output if its
 // type or shape differ, or the tensor's buffer was detached or resized during the run.
 void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
+
+// ORT's refusal of a pre-allocated output it was given to write in place (one of `in_place`, names
+// of outputs) whose shape is not the run's (which cannot be known before the run): the message of
+// the ONEBIT_INPUT error fill_preallocated gives over JS memory, or none for any other message
+// (read from the text of the ORT onnxruntime-node ships; another text stays ORT's error).
+std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place);
 
 // A zeroed tensor of `type` and `dims` (a JS array) in memory of ours, as an ArrayBuffer: a
 // pre-allocated output over it is written in place. CodedError("ONEBIT_INPUT") for a type we do

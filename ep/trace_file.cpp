@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trace_file.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "kernels/gemm_q8_kernels.h"
 #include "npu/utf8.h"
@@ -46,13 +49,43 @@ std::string create_numbered(const std::string& path) {
   return name;
 }
 
+// `path` (absolute) without "." and empty components, each ".." taking the one before it away.
+std::string lexically_normal(const std::string& path) {
+  std::vector<std::string> parts;
+  std::istringstream in(path);
+  for (std::string part; std::getline(in, part, '/');) {
+    if (part.empty() || part == ".") continue;
+    if (part != "..") parts.push_back(std::move(part));
+    else if (!parts.empty()) parts.pop_back();
+  }
+  std::string normal;
+  for (const std::string& part : parts) normal += "/" + part;
+  return normal.empty() ? "/" : normal;
+}
+
+// The absolute, normalised name of `path`, resolved against the working directory of this moment:
+// its folder with ".", ".." and symbolic links resolved (realpath, when it exists), then its file
+// name as given. One file spelt two ways ("t.json", "./t.json", "d/../t.json") is one key of the
+// numbering; the file name itself is not resolved, so a link there is replaced as before.
+// (Not std::filesystem: it needs a newer libstdc++ than ORT's.)
 std::string absolute(const std::string& path) {
-  if (path.starts_with("/")) return path;
-  char cwd[4096];
-  if (::getcwd(cwd, sizeof cwd) == nullptr)
-    throw std::invalid_argument("onebit: trace file '" + path + "': cannot resolve against the working directory: " +
-                                std::strerror(errno));
-  return std::string(cwd) + "/" + path;
+  std::string given = path;
+  if (!path.starts_with("/")) {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) == nullptr)
+      throw std::invalid_argument("onebit: trace file '" + path + "': cannot resolve against the working directory: " +
+                                  std::strerror(errno));
+    given = std::string(cwd) + "/" + path;
+  }
+  // A name ending in "/", "." or ".." is no file: left as given, it is refused when it is created.
+  if (given.ends_with("/") || given.ends_with("/.") || given.ends_with("/..")) return given;
+  const std::string normal = lexically_normal(given);
+  const size_t slash = normal.rfind('/');
+  const std::string folder = slash == 0 ? "/" : normal.substr(0, slash);
+  char resolved[PATH_MAX];
+  if (::realpath(folder.c_str(), resolved) == nullptr) return normal;
+  const std::string base = resolved;
+  return (base == "/" ? "" : base) + normal.substr(slash);
 }
 
 }  // namespace

@@ -34,8 +34,8 @@ class TraceFile {
  public:
   // Creates (or empties) the file now, so a bad path fails session creation with its errno; a
   // relative path is resolved against the working directory of this moment. A second session
-  // of the process given the same path writes <stem>.2.json, and so on; a refused path takes no
-  // number. Throws std::invalid_argument naming the path and the errno.
+  // of the process given the same file, by whatever spelling ("t.json", "./t.json", a linked
+  // folder), writes <stem>.2.json, and so on; a refused path takes no number. Throws std::invalid_argument naming the path and the errno.
   // cost_model: the modelled generation the events' modelled_us are for (empty: none).
   explicit TraceFile(const std::string& path, std::string cost_model = {});
 
@@ -50,7 +50,7 @@ class TraceFile {
   static constexpr size_t kMaxEvents = 100'000;
 
  private:
-  std::string path_;  // absolute
+  std::string path_;  // absolute, its folder resolved
   std::string cost_model_;
   mutable std::mutex mutex_;
   std::vector<TraceEvent> events_;

@@ -325,21 +325,26 @@ def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
         json.loads((tmp_path / name).read_text())
 
 
-def test_one_trace_file_named_two_ways_holds_one_whole_trace(ep_lib, stack, isolated, tmp_path):
-    """Two live sessions whose trace paths name one file ("d/t.json" and "d/./t.json") both write it
-    at release: the file holds one whole trace, valid JSON (it held the longer one's tail after the
-    shorter one's text: found by a hostile review), and no partial file is left."""
+def test_one_trace_file_spelt_four_ways_is_numbered_as_one(ep_lib, stack, isolated, tmp_path, monkeypatch):
+    """"t.json", "./t.json", "d/../t.json" and the same name through a linked folder are one file:
+    live sessions given them write t.json, t.2.json, t.3.json, t.4.json, each one whole trace of its
+    own calls. The numbering was keyed on the spelling, so all four wrote t.json over each other."""
     (tmp_path / "d").mkdir()
-    first = es.create_ep_session(stack, {"trace": str(tmp_path / "d" / "t.json"), **isolated})
-    second = es.create_ep_session(stack, {"trace": os.path.join(str(tmp_path), "d", ".", "t.json"), **isolated})
-    first.run(None, feeds_for([20])[0])
-    first.run(None, feeds_for([20])[0])
-    del first
-    del second
+    (tmp_path / "link").symlink_to(tmp_path, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    spellings = ["t.json", "./t.json", os.path.join("d", "..", "t.json"), str(tmp_path / "link" / "t.json")]
+    sessions = [es.create_ep_session(stack, {"trace": name, "device": "none", **isolated}) for name in spellings]
+    for calls, sess in enumerate(sessions, start=1):
+        for _ in range(calls):
+            sess.run(None, feeds_for([20])[0])
+    del sess
+    del sessions
     import gc
     gc.collect()
-    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["t.json"]
-    json.loads((tmp_path / "d" / "t.json").read_text())
+    names = ["t.json", "t.2.json", "t.3.json", "t.4.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["d", "link", *names])
+    for calls, name in enumerate(names, start=1):
+        assert len(json.loads((tmp_path / name).read_text())["traceEvents"]) == calls * GROUPS, name
 
 
 def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):

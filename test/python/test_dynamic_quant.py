@@ -412,3 +412,57 @@ def test_a_dql_read_by_other_nodes_stays_with_ort(readers, ep_lib, tmp_path):
     for got, want, (name, _) in zip(run.outputs[0][1:], cpu[1:], extra):
         np.testing.assert_array_equal(got, want, err_msg=name)
     assert np.isfinite(cpu[1]).all() and not np.isnan(run.outputs[0][0]).all()
+
+
+def column_chain(column: str, K=16, N=8):
+    """quantize_dynamic's chain with bias, one of w_scale or bias shaped [N, 1] (`column`), the
+    other [N]; 7-bit weights, so that ORT's u8·s8 kernel is exact on every CPU. Returns the model
+    and (W_q, w_scale, bias) as 1-D values."""
+    rng = np.random.default_rng(5)
+    w = rng.integers(-63, 64, (K, N)).astype(np.int8)
+    w_scale = rng.uniform(0.01, 0.05, N).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    inits = [numpy_helper.from_array(w_scale.reshape(N, 1) if column == "w_scale" else w_scale, "w_scale"),
+             numpy_helper.from_array(np.zeros(N, np.int8), "w_zp"), numpy_helper.from_array(w, "w_q"),
+             numpy_helper.from_array(bias.reshape(N, 1) if column == "bias" else bias, "bias")]
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zp"], name="dql"),
+             helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
+             helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
+             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
+             helper.make_node("Mul", ["acc_f", "p"], ["v"], name="out_mul"),
+             helper.make_node("Add", ["v", "bias"], ["y"], name="add")]
+    graph = helper.make_graph(nodes, "column_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", K])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, (w, w_scale, bias)
+
+
+@pytest.mark.parametrize("column", ["w_scale", "bias"])
+def test_a_column_scale_or_bias_at_one_row_is_left_to_ort(column, ep_lib):
+    """A [N, 1] w_scale or bias broadcasts against the [1, N] product of one row: ONNX makes y [N, N].
+    The EP declines such chains (its epilogue scales per output column). ORT's own fusion
+    (DynamicQuantizeMatMul) mis-broadcasts a [N, 1] w_scale into a [1, N] y, with a shape warning,
+    so sessions with the EP return that wrong result (README: failure behaviour); ORT at level 1
+    (basic) or without graph optimizations gives ONNX's. A [N, 1] bias is not fused by ORT: right on both."""
+    model, (w, w_scale, bias) = column_chain(column)
+    N = w.shape[1]
+    x = np.random.default_rng(8).standard_normal((1, w.shape[0])).astype(np.float32)
+    x_q, x_scale, x_zp = reference_dql(x)
+    acc = (x_q.astype(np.int64) - np.int64(x_zp)) @ w.astype(np.int64)
+    p = np.float32(x_scale) * (w_scale.reshape(N, 1) if column == "w_scale" else w_scale)
+    onnx_y = chain_steps(acc, p, bias.reshape(N, 1) if column == "bias" else bias)
+    assert onnx_y.shape == (N, N)
+    run = run_with_ep(model, {"x": x})
+    assert run.groups == 0 and not run.ep_nodes(), run.assignment
+    (ep_y,) = run.outputs[0]
+    for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC):
+        (unfused,) = run_cpu(model, {"x": x}, level=level)
+        assert_exact(unfused, onnx_y, f"ORT at {level} vs ONNX")
+    (fused,) = run_cpu(model, {"x": x})
+    assert_exact(ep_y, fused, "declined: the session's result is ORT's")
+    if column == "bias":
+        assert_exact(ep_y, onnx_y, "a [N, 1] bias")
+    else:
+        assert ep_y.shape == (1, N), ep_y.shape  # ORT's mis-broadcast: one row instead of N
+        assert not any(np.allclose(ep_y[0], row, rtol=1e-3) for row in onnx_y), (ep_y, onnx_y)

@@ -5,11 +5,15 @@
 // never a write into freed memory); over memory of the addon's (onebit.allocateTensor, an earlier
 // output) ORT writes them in place, and an input inside one is read in place (smollm2.test.ts: the
 // shared past/present KV buffers). A fetch that does not fit is a clear error naming the output.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DataType, model, node, tensor, valueInfo } from '../../ts/model/onnx_graph.js';
 import { exactQdq, int8Input, qdqGroup, qdqGroupModel } from './helpers/models.js';
-import { ort, pkg } from './helpers/package.js';
+import { ort, pkg, runNode } from './helpers/package.js';
 
 const group = qdqGroup(64, 64);
 const onebit = { executionProviders: [{ name: 'onebit', device: 'none' } as never] };
@@ -55,7 +59,8 @@ describe('pre-allocated outputs', () => {
       .rejects.toThrow(/pre-allocated output 'y_q' is float32, but the model expects int8/);
     await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(3 * group.n), [3, group.n]) }))
       .rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
-    await expect(session.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, group.n]) })).rejects.toThrow(/y_q/);
+    await expect(session.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, group.n]) }))
+      .rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
     await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n, 1]) }))
       .rejects.toThrow(/pre-allocated output 'y_q' has shape \[2, 64, 1\], but the model expects/);
     const detached = new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n]);
@@ -70,6 +75,34 @@ describe('pre-allocated outputs', () => {
     await twoOutputs.release();
     // The session is still usable after each refusal.
     expect(Array.from((await session.run({ x_q: x })).y_q.data as Int8Array)).toEqual(Array.from(exactQdq(group, x.data as Int8Array, 2)));
+  });
+
+  it('whose rows do not fit the run: one input error over either memory, nothing of ORT\'s', async () => {
+    // Over the addon's memory ORT is handed the tensor to write in place, and refused it with its
+    // internal op_kernel.cc text (an OnebitRuntimeError) and an [E:onnxruntime] line on stderr.
+    const message = "output 'y_q' has shape [2, 64] in this run, but its pre-allocated tensor has [3, 64]: " +
+      "pre-allocate it with the output's shape for this run, or pass null for it";
+    const x = new ort.Tensor('int8', int8Input(2 * group.k, 6), [2, group.k]);
+    for (const y of [pkg.onebit.allocateTensor('int8', [3, group.n]), new ort.Tensor('int8', new Int8Array(3 * group.n).fill(9), [3, group.n])]) {
+      const refused = await session.run({ x_q: x }, { y_q: y }).then(() => null, (e: Error) => e);
+      expect(refused).toBeInstanceOf(pkg.OnebitInputError);
+      expect(refused?.message).toBe(message);
+      expect(new Set(y.data as Int8Array).size).toBe(1);  // not written
+    }
+    // In a process of its own: nothing of ORT's on stderr either.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-prealloc-'));
+    writeFileSync(path.join(dir, 'group.onnx'), group.bytes);
+    const script = `
+      const pkg = require('onebit-ep'); const ort = require('onnxruntime-node');
+      (async () => {
+        const s = await ort.InferenceSession.create(${JSON.stringify(path.join(dir, 'group.onnx'))}, { executionProviders: [{ name: 'onebit', device: 'none' }] });
+        const x = new ort.Tensor('int8', new Int8Array(2 * ${group.k}), [2, ${group.k}]);
+        try { await s.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, ${group.n}]) }); console.log('ran'); }
+        catch (e) { console.log(e.name + ': ' + e.message); }
+      })();`;
+    const ran = runNode(['-e', script]);
+    expect(ran.stdout.trim()).toBe(`OnebitInputError: ${message}`);
+    expect(ran.stderr).toBe('');
   });
 
   it('over JS memory detached or shrunk while the run is in flight: an error, no write into it', async () => {
