@@ -13,32 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "bench/time_calls.h"
 #include "kernels/cpu_features.h"
 #include "kernels/epilogue.h"
 #include "kernels/gemm_q8_kernels.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-struct Stats {
-  double median, min, max;
-};
-
-template <typename Fn>
-Stats time_calls(Fn&& fn, int repeat) {
-  fn();  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    const auto t0 = Clock::now();
-    fn();
-    ms.push_back(seconds_since(t0) * 1e3);
-  }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
+using onebit_bench::Clock;
+using onebit_bench::seconds_since;
+using onebit_bench::Stats;
+using onebit_bench::time_calls;
 
 __attribute__((target("avx2"))) double read_bandwidth_gbs() {
   const size_t bytes = size_t(1) << 30;  // 1 GiB: far beyond every cache

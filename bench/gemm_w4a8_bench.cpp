@@ -4,35 +4,12 @@
 // for SmolLM2-135M's and Qwen3-0.6B's projection shapes, 4-bit symmetric, block 32 (what ORT's
 // model builders emit). GB/s counts the packed bytes a call streams (weights, scales).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "bench/time_calls.h"
 #include "kernels/gemm_w4a8_kernels.h"
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct Stats {
-  double median, min, max;
-};
-
-template <typename Fn>
-Stats time_calls(Fn&& fn, int repeat) {
-  fn();  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    const auto t0 = Clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
-}
-
-}  // namespace
 
 int main() {
   const int repeat = 50;
@@ -69,7 +46,7 @@ int main() {
       for (auto& v : x) v = normal(rng);
       std::vector<float> y(static_cast<size_t>(M * N));
       onebit::BlockQuantizedActivation a;
-      const Stats t = time_calls([&] {
+      const onebit_bench::Stats t = onebit_bench::time_calls([&] {
         const onebit::PackedNBits& w = packed[call++ % copies];
         onebit::quantize_activation_blocks(x.data(), M, K, block_size, a);
         onebit::gemm_w4a8_tiles(a, w, 0, w.tiles(), nullptr, y.data(), N);
