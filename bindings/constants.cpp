@@ -40,6 +40,7 @@ Napi::Object constants(Napi::Env env) {
   o.Set("costModels", strings(env, npu::kCostModelGenerations));
   o.Set("costFileSuffix", std::string(npu::kCostFileSuffix));
   o.Set("tracePathRule", kTracePathRule);
+  o.Set("nbitsAccuracyValues", strings(env, kNbitsAccuracyValues));
   Napi::Array counters = Napi::Array::New(env, static_cast<size_t>(Counter::Count));
   for (uint32_t i = 0; i < counters.Length(); ++i) {
     Napi::Object c = Napi::Object::New(env);

@@ -79,6 +79,9 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       npu::Result<npu::CostModel> model = npu::load_cost_model(value);
       if (!model) throw bad_value(key, value, "xdna1, xdna2 or a readable cost file (*.json): " + model.error().reason);
       options.cost_model = *model;
+    } else if (key == "matmul_nbits_accuracy") {
+      if (value != kNbitsAccuracyValues[0] && value != kNbitsAccuracyValues[1]) throw bad_value(key, value, "level4 or any");
+      options.nbits_any_accuracy = value == kNbitsAccuracyValues[1];
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());
     }

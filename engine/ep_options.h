@@ -19,9 +19,15 @@ constexpr int64_t kDeviceMinRows = 8;
 
 // The provider option keys, as ORT passes them (snake_case); the Node package's camelCase options
 // map onto these.
-constexpr std::array<const char*, 9> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
-                                                    "device_lock", "device_timeout_ms", "trace",       "session_id",
-                                                    "cost_model"};
+constexpr std::array<const char*, 10> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
+                                                     "device_lock", "device_timeout_ms", "trace",       "session_id",
+                                                     "cost_model",  "matmul_nbits_accuracy"};
+
+// Values of matmul_nbits_accuracy: "level4" (default) claims the MatMulNBits nodes whose
+// accuracy_level is 4, the level that lets a runtime quantize their activations to int8; "any"
+// claims every level, quantizing activations where the model asked for float accuracy.
+constexpr std::array<const char*, 2> kNbitsAccuracyValues = {"level4", "any"};
+
 struct EpOptions {
   // Offload device (npu::kDeviceOptions): "auto" takes a real NPU if a backend finds one (none in
   // this build), "emu" the emulated array, "none" keeps everything on the host. ONEBIT_DEVICE overrides.
@@ -52,6 +58,8 @@ struct EpOptions {
   // Which activation × activation groups are claimed (ONEBIT_ACTIVATION_MATMULS; not an option:
   // the measured rule is the product's, the override is for benchmarks and tests).
   ActivationMatmuls activation_matmuls = ActivationMatmuls::Measured;
+  // MatMulNBits with accuracy_level 0-3 claimed too (matmul_nbits_accuracy=any).
+  bool nbits_any_accuracy = false;
 };
 
 // A trace option's value names a file, rather than being a typo of 0/1 such as "yes", when it

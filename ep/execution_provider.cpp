@@ -80,9 +80,11 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           leave_quantize_in(match);
         try {
           const GroupPlan plan = read_group(match, index).plan;
-          if (plan.x_source == ActivationSource::PerKBlock && plan.accuracy_level != 4)
+          if (plan.x_source == ActivationSource::PerKBlock && plan.accuracy_level != 4 &&
+              !self(ep).session.options.nbits_any_accuracy)
             throw UnsupportedGroup("accuracy_level=" + std::to_string(plan.accuracy_level) +
-                                   " asks for float accuracy; quantizing its activations to int8 would change its numbers");
+                                   " asks for float accuracy; quantizing its activations to int8 would change its "
+                                   "numbers (option matmul_nbits_accuracy=any claims it anyway)");
           if (plan.w_per_call) {
             const std::string decline =
                 activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,

@@ -77,6 +77,8 @@ export interface NativeConstants {
   costFileSuffix: string;
   /** The trace-path rule in words ("absolute, starting with ./ or ../, or ending in .json"). */
   tracePathRule: string;
+  /** Values of the matmul_nbits_accuracy option: level4 (default) or any. */
+  nbitsAccuracyValues: string[];
   /** The EP's counters in its order: `id` as OnebitEp_GetCounters names it, `label` as the trace line does. */
   counters: { id: string; label: string }[];
   deviceMinRows: number;

@@ -54,6 +54,13 @@ export interface OnebitOptions {
    * that hardware would. See docs/cost-model.md.
    */
   costModel?: string;
+  /**
+   * Which com.microsoft.MatMulNBits nodes (int4/int8 weights in K-blocks) are claimed: 'level4'
+   * (default) those with accuracy_level=4, which allows quantizing their activations to int8 per
+   * block; 'any' also levels 0-3, whose models asked for float accuracy (the EP quantizes their
+   * activations all the same, so their outputs change by that rounding).
+   */
+  matmulNbitsAccuracy?: 'level4' | 'any';
 }
 
 /** The entry for `executionProviders`: `{ name: 'onebit', ...OnebitOptions }`. */
@@ -124,6 +131,10 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
     } else if (key === 'costModel') {
       if (!isCostModel(value)) throw new OnebitOptionError(`onebit option costModel=${JSON.stringify(value)} is invalid: use ${costModelsText(true)}`);
       options.costModel = isCostFile(value) ? nonEmptyPath(key, value, 'a cost file') : value;
+    } else if (key === 'matmulNbitsAccuracy') {
+      if (!nativeConstants().nbitsAccuracyValues.includes(value as string))
+        throw new OnebitOptionError(`onebit option matmulNbitsAccuracy=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().nbitsAccuracyValues)}`);
+      options.matmulNbitsAccuracy = value as 'level4' | 'any';
     } else {
       throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`);
     }
@@ -141,6 +152,7 @@ export function providerOptions(options: OnebitOptions): [string, string][] {
   if (options.deviceLock !== undefined) pairs.push(['device_lock', options.deviceLock]);
   if (options.deviceTimeoutMs !== undefined) pairs.push(['device_timeout_ms', String(options.deviceTimeoutMs)]);
   if (options.costModel !== undefined) pairs.push(['cost_model', options.costModel]);
+  if (options.matmulNbitsAccuracy !== undefined) pairs.push(['matmul_nbits_accuracy', options.matmulNbitsAccuracy]);
   if (options.trace !== undefined) pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
   return pairs;
 }

@@ -37,6 +37,7 @@ TEST_F(EpOptionsTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(o.trace_file.empty());
   EXPECT_TRUE(o.routes.empty());
   EXPECT_FALSE(o.cost_model.has_value());
+  EXPECT_FALSE(o.nbits_any_accuracy);
 }
 
 TEST_F(EpOptionsTest, EveryKeyIsRead) {
@@ -48,7 +49,8 @@ TEST_F(EpOptionsTest, EveryKeyIsRead) {
                                         {"device_timeout_ms", "250"},
                                         {"trace", "/tmp/t.json"},
                                         {"session_id", "s1"},
-                                        {"cost_model", "xdna2"}});
+                                        {"cost_model", "xdna2"},
+                                        {"matmul_nbits_accuracy", "any"}});
   EXPECT_EQ(o.device, "emu");
   EXPECT_EQ(o.min_device_rows, 0);
   EXPECT_EQ(o.designs_dir, "/d");
@@ -61,6 +63,10 @@ TEST_F(EpOptionsTest, EveryKeyIsRead) {
   ASSERT_TRUE(o.cost_model.has_value());
   EXPECT_EQ(o.cost_model->generation, "xdna2");
   EXPECT_EQ(o.cost_model->int8_tops, 38.05);
+  EXPECT_TRUE(o.nbits_any_accuracy);
+  EXPECT_FALSE(parse_ep_options({{"matmul_nbits_accuracy", "level4"}}).nbits_any_accuracy);
+  const std::string bad = error_of({{"matmul_nbits_accuracy", "4"}});
+  EXPECT_NE(bad.find("matmul_nbits_accuracy='4' is invalid; expected level4 or any"), std::string::npos) << bad;
 }
 
 TEST_F(EpOptionsTest, BadCostModelNamesTheOptionAndTheReason) {

@@ -110,3 +110,14 @@ def test_declined_groups_stay_with_ort_and_say_why(ep_lib, variant, reason):
     assert EP_NAME not in assignment
     assert f"onebit: declined MatMulNBits 'nbits': {reason}" in err["text"]
     np.testing.assert_array_equal(y, es.run_cpu(model, {"A": x})[0])
+
+
+def test_the_option_claims_float_accuracy_levels_too(ep_lib):
+    """matmul_nbits_accuracy=any: an accuracy_level=0 node runs on the EP, under the same contract."""
+    K, N = 64, 16
+    model, b, scales = nbits_model(K, N, accuracy_level=0)
+    x = np.random.default_rng(3).standard_normal((3, K)).astype(np.float32)
+    run = es.run_with_ep(model, {"A": x}, options={"matmul_nbits_accuracy": "any"})
+    assert run.ep_nodes() == [("nbits", "MatMulNBits")]
+    want, _ = contract(x, b, scales, None, N, K, 4, 32)
+    assert np.array_equal(run.outputs[0][0].view(np.uint32), want.view(np.uint32))

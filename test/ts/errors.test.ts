@@ -15,7 +15,7 @@ const registerScript = "try { require('onebit-ep').onebit.register(); console.lo
 
 describe('option errors', () => {
   it.each([
-    [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel$/],
+    [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel, matmulNbitsAccuracy$/],
     [{ name: 'onebit', min_device_rows: 4 }, /did you mean 'minDeviceRows'/],
     [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto', 'emu' or 'none'/],
     [{ name: 'onebit', minDeviceRows: -1 }, /minDeviceRows=-1 is invalid: use an integer >= 0/],
