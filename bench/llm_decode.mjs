@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// SmolLM2 decode speed, every arm in one interleaved run: onebit-run with the int4 MatMulNBits model
+// (onebit EP, ORT's CPU EP on the same model, ORT fp32), onebit-run with the A8W8 model (onebit EP,
+// ORT's CPU EP) and llama.cpp on the Q4_1 GGUF those models come from; per thread count, rounds
+// alternate the three runs. Prints one JSON line a run, then median and min–max per arm.
+//   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64]
+// Needs npm run build:ts, the built models (onebit-run builds them) and npm ci --prefix bench/llama_cpp.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const root = path.join(path.dirname(new URL(import.meta.url).pathname), '..');
+const { values } = parseArgs({
+  options: {
+    threads: { type: 'string', default: '1,2' },
+    rounds: { type: 'string', default: '5' },
+    tokens: { type: 'string', default: '64' },
+    'prompt-tokens': { type: 'string', default: '64' },
+  },
+});
+const python = path.join(root, '.venv', 'bin', 'python');
+const [gguf, cache] = execFileSync(python, ['-c', 'import sys; sys.path.insert(0, "models"); import gguf_llama, build_smollm2; '
+  + 'print(gguf_llama.packaged_gguf_path()); print(build_smollm2.default_cache_dir())'], { cwd: root, encoding: 'utf8' }).trim().split('\n');
+// llama.cpp gets the start of the evaluation text, as onebit-run's --prompt-tokens prompt does
+// (onebit-run builds the folder on first use: run it once before).
+const evaluation = readFileSync(path.join(cache, 'smollm2-v6-full', 'evaluation.txt'), 'utf8');
+
+function onebitRun(weights, threads) {
+  const out = execFileSync(process.execPath, [path.join(root, 'dist', 'cli', 'onebit_run.js'), '--weights', weights, '--threads', String(threads),
+    '--prompt-tokens', values['prompt-tokens'], '--max-tokens', values.tokens, '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const r = JSON.parse(out);
+  return r.arms.map((a) => ({ arm: a.arm === 'ortFp32' ? 'ortFp32' : `${a.arm}:${weights}`, decode: a.decodeTokensPerS, prefillMs: a.prefillMs, steps: a.decodeSteps, rssMiB: r.peakRssMiB.onebitPhase }));
+}
+
+function llamaCpp(threads) {
+  const prompt = evaluation.slice(0, 300);
+  const out = execFileSync(process.execPath, [path.join(root, 'bench', 'llama_cpp', 'decode.mjs'), '--gguf', gguf, '--threads', String(threads),
+    '--tokens', values.tokens, '--rounds', '1', '--prompt', prompt], { cwd: root, encoding: 'utf8' });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  return [{ arm: 'llama.cpp:q4_1', decode: r.decode_tok_s, prefillMs: null, steps: r.decode_tokens }];
+}
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], min: s[0], max: s.at(-1), n: s.length };
+};
+
+for (const threads of values.threads.split(',').map(Number)) {
+  const seen = new Map();
+  for (let round = 1; round <= Number(values.rounds); ++round) {
+    for (const run of [() => onebitRun('int4', threads), () => onebitRun('a8w8', threads), () => llamaCpp(threads)]) {
+      for (const a of run()) {
+        console.log(JSON.stringify({ threads, round, ...a }));
+        if (!seen.has(a.arm)) seen.set(a.arm, []);
+        seen.get(a.arm).push(a.decode);
+      }
+    }
+  }
+  for (const [arm, xs] of seen) {
+    const s = stats(xs);
+    console.log(`threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${s.median.toFixed(1)}  (${s.min.toFixed(1)}–${s.max.toFixed(1)}, ${s.n} runs)`);
+  }
+}
