@@ -332,9 +332,9 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   const ConstTensor s = need_constant(g, m.w_scale, "scales");
   require(s.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
           "scales '" + m.w_scale + "' have type " + type_name(s.type) + "; only float scales are claimed");
-  require(static_cast<int64_t>(s.count()) == w.N * k_blocks,
-          "scales '" + m.w_scale + "' have shape " + shape_string(s.shape) + "; expected " + std::to_string(w.N * k_blocks) +
-              " values (N × blocks)");
+  require(s.shape == std::vector<int64_t>{w.N * k_blocks} || s.shape == std::vector<int64_t>{w.N, k_blocks},
+          "scales '" + m.w_scale + "' have shape " + shape_string(s.shape) + "; expected [" + std::to_string(w.N * k_blocks) +
+              "] or [" + std::to_string(w.N) + "," + std::to_string(k_blocks) + "] (N × blocks)");
   w.scales = static_cast<const float*>(s.data);
   w.scale_count = static_cast<int64_t>(s.count());
 
@@ -343,9 +343,9 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
     const int64_t per_column = (k_blocks * w.bits + 7) / 8;
     require(zp.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
             "zero_points '" + m.w_zero_point + "' have type " + type_name(zp.type) + "; packed uint8 ones are claimed");
-    require(static_cast<int64_t>(zp.count()) == w.N * per_column,
-            "zero_points '" + m.w_zero_point + "' have shape " + shape_string(zp.shape) + "; expected " +
-                std::to_string(w.N * per_column) + " bytes");
+    require(zp.shape == std::vector<int64_t>{w.N * per_column} || zp.shape == std::vector<int64_t>{w.N, per_column},
+            "zero_points '" + m.w_zero_point + "' have shape " + shape_string(zp.shape) + "; expected [" +
+                std::to_string(w.N * per_column) + "] or [" + std::to_string(w.N) + "," + std::to_string(per_column) + "]");
     w.zero_points = static_cast<const uint8_t*>(zp.data);
     w.zero_point_bytes = static_cast<int64_t>(zp.count());
   }

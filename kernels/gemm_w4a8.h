@@ -4,7 +4,8 @@
 // once here and in kernels/README.md, which every kernel meets bit for bit:
 //
 //   amax = max|x[m,k]| over the block (k < K), a_scale[m,b] = amax / 127 (float),
-//   q = nearbyint(x · (127 / amax)) (float product, round half to even; 0 where amax is 0),
+//   q = nearbyint(x · (127 / amax)) (float product, round half to even; 0 where 127/amax is not
+//   finite: amax 0, or below 127/FLT_MAX ≈ 3.7e-37),
 //   so q ∈ [-127, 127] — ORT's CompInt8 quantizer, integer for integer;
 //   dot[m,n,b]   = Σ_k q[m,k] · (w[k,n] − zp[n,b])  over the block's k < K, exact in int32;
 //   y[m,n]       = (Σ_b in increasing b: acc = acc + (a_scale[m,b] · w_scale[n,b]) · float(dot))

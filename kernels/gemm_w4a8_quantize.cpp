@@ -16,15 +16,21 @@ namespace onebit {
 namespace {
 
 // 127/amax, not 1/scale: the factor ORT's quantizer multiplies by (1/scale differs in the last
-// bit for some amax, and then so do a few of the integers; seen against ORT).
-float inverse_scale(float amax) { return amax != 0.0f ? 127.0f / amax : 0.0f; }
+// bit for some amax, and then so do a few of the integers; seen against ORT). Where it is not
+// finite (amax 0, or below 127/FLT_MAX ~ 3.7e-37) the block quantizes to zeros: multiplied by an
+// infinite factor every value would saturate and a 0 would become NaN.
+float inverse_scale(float amax) {
+  const float inverse = 127.0f / amax;
+  return std::isfinite(inverse) ? inverse : 0.0f;
+}
 
 // Values [from, count) of one block; returns their Σq. nearbyint rounds half to even in the
 // default rounding mode; |x·inverse| <= 127 up to one rounding, so the clamp only guards that ulp.
 int32_t quantize_tail(const float* in, int64_t from, int64_t count, float inverse, int8_t* out) {
   int32_t sum = 0;
   for (int64_t i = from; i < count; ++i) {
-    out[i] = static_cast<int8_t>(std::clamp(std::nearbyint(in[i] * inverse), -127.0f, 127.0f));
+    const float q = std::nearbyint(in[i] * inverse);
+    out[i] = q == q ? static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f)) : 0;  // NaN input: no cast of NaN
     sum += out[i];
   }
   return sum;

@@ -230,6 +230,14 @@ TEST(W4A8Quantize, PerRowAndBlockMaxOver127RoundHalfToEven) {
     quantize(zeros.data(), 1, 32, 32, a);
     EXPECT_EQ(a.scale[0], 0.0f);
     EXPECT_EQ(a.sum[0], 0);
+    // A block so small that 127/amax overflows (amax 1e-37 < 127/FLT_MAX) quantizes to zeros too,
+    // its 0 included (an infinite factor would saturate every value and make 0·inf a NaN).
+    std::vector<float> tiny(32, 1e-37f);
+    tiny[3] = 0.0f;
+    tiny[4] = -1e-37f;
+    quantize(tiny.data(), 1, 32, 32, a);
+    for (int k = 0; k < 32; ++k) EXPECT_EQ(a.q[k], 0) << k;
+    EXPECT_EQ(a.sum[0], 0);
   }
 }
 

@@ -121,3 +121,33 @@ def test_the_option_claims_float_accuracy_levels_too(ep_lib):
     assert run.ep_nodes() == [("nbits", "MatMulNBits")]
     want, _ = contract(x, b, scales, None, N, K, 4, 32)
     assert np.array_equal(run.outputs[0][0].view(np.uint32), want.view(np.uint32))
+
+
+def test_a_block_of_tiny_values_contributes_nothing(ep_lib):
+    """127/amax overflows below amax ~3.7e-37: that block quantizes to zeros (contract), finite output."""
+    K, N = 64, 8
+    model, b, scales = nbits_model(K, N)
+    x = np.random.default_rng(4).standard_normal((2, K)).astype(np.float32)
+    x[0, :32] = np.float32(1e-37) * np.sign(x[0, :32])  # block 0 of row 0 tiny, one value 0
+    x[0, 5] = 0.0
+    run = es.run_with_ep(model, {"A": x})
+    y = run.outputs[0][0]
+    want, _ = contract(x, b, scales, None, N, K, 4, 32)
+    assert np.isfinite(y).all()
+    assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
+
+
+def test_scales_or_zero_points_shaped_unlike_the_node_are_declined(ep_lib):
+    """[blocks, N] has the right count but not a shape ORT accepts: left to ORT, which refuses it."""
+    K, N = 64, 8
+    k_blocks = 2
+    scales = np.full((k_blocks, N), 0.01, np.float32)
+    model, _, _ = nbits_model(K, N, scales=scales)
+    es.ensure_registered()
+    so = es._session_options()
+    so.log_severity_level = 0
+    so.add_provider_for_devices(es.ep_devices(), {})
+    with es.captured_stderr() as err:
+        with pytest.raises(Exception, match="scales"):
+            ort.InferenceSession(es.model_bytes(model), sess_options=so, enable_fallback=0)
+    assert "onebit: declined MatMulNBits 'nbits': scales 'scales' have shape [2,8]; expected [16] or [8,2]" in err["text"]

@@ -98,7 +98,9 @@ def contract(x, b, scales, zero_points, N, K, bits, block_size):
     amax = np.abs(blocks).max(axis=2)
     a_scale = (amax / np.float32(127)).astype(np.float32)
     # 127/amax as ORT's quantizer has it (1/a_scale differs in the last bit for some amax).
-    inverse = np.divide(np.float32(127), amax, out=np.zeros_like(amax), where=amax != 0).astype(np.float32)
+    with np.errstate(divide="ignore", over="ignore"):
+        inverse = (np.float32(127) / amax).astype(np.float32)
+    inverse[~np.isfinite(inverse)] = 0  # amax 0, or so small that 127/amax overflows: zeros
     xq = np.rint(blocks * inverse[:, :, None]).astype(np.int64)  # rint rounds half to even
     assert np.abs(xq).max() <= 127
     w = q.reshape(N, k_blocks, block_size) - z[:, :, None]
