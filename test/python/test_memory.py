@@ -165,18 +165,24 @@ CHURN = textwrap.dedent("""
             sess = es.create_ep_session(model, options)
             sess.run(None, {"x_q": x})
             del sess
+    def settled(floor):
+        # A thread that has finished its work may still be exiting: up to 2 s for the count to fall
+        # to `floor` (a leaked thread stays). An exiting thread was seen at either sample on a
+        # loaded machine.
+        now = sample()
+        for _ in range(20):
+            if now["threads"] <= floor:
+                break
+            time.sleep(0.1)
+            now = sample()
+        return now
+
+    import time
     churn(int(sys.argv[4]))  # warm-up: allocator pools, ORT's lazily created state
+    time.sleep(0.5)  # the warm-up's last threads exit before the first sample
     first = sample()
     churn(int(sys.argv[5]))
-    # A thread that has finished its work may still be exiting: up to 2 s for the count to settle
-    # (a leaked thread stays; one extra was seen once right after the loop, on a loaded machine).
-    import time
-    last = sample()
-    for _ in range(20):
-        if last["threads"] <= first["threads"]:
-            break
-        time.sleep(0.1)
-        last = sample()
+    last = settled(first["threads"])
     print(json.dumps({"first": first, "last": last}))
 """)
 
@@ -202,4 +208,5 @@ def test_session_churn_holds_memory_fds_and_threads(ep_lib, tmp_path, device):
     print(f"churn device={device}: RSS {first['rss_kib']} -> {last['rss_kib']} KiB over {CHURN_SESSIONS} sessions "
           f"({per_100:.0f} KiB per 100), fds {first['fds']} -> {last['fds']}, threads {first['threads']} -> {last['threads']}")
     assert per_100 <= CHURN_RSS_KIB_PER_100, result
-    assert last["fds"] == first["fds"] and last["threads"] == first["threads"], result
+    # Fewer threads at the end is a thread of the warm-up still exiting at the first sample, not a leak.
+    assert last["fds"] == first["fds"] and last["threads"] <= first["threads"], result
