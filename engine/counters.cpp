@@ -22,6 +22,7 @@ constexpr CounterName kNames[] = {
     {"designs_built", "designs built"},
     {"designs_loaded", "designs loaded"},
     {"designs_failed", "designs failed"},
+    {"host_only_kind", "host-only kind"},
     {"host_ns", "host ns"},
     {"device_ns", "device ns"},
 };

@@ -25,6 +25,7 @@ enum class Counter {
   DesignsBuilt,
   DesignsLoaded,
   DesignsFailed,    // shapes whose designs could not be had: their calls run on the host
+  HostOnlyKind,     // calls kept on the host: the device has no design for their group kind
   HostNs,           // time in host calls (gemm_q8 + epilogue)
   DeviceNs,         // time in device calls (upload, launches, syncs, epilogue)
   Count

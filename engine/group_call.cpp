@@ -7,23 +7,19 @@
 
 namespace onebit {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-uint64_t ns_since(Clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+uint64_t ns_since(CallClock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(CallClock::now() - start).count());
 }
-
-}  // namespace
 
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& prepared,
                     const Epilogue& epilogue, int32_t* acc, void* y) {
-  const auto start = Clock::now();
+  const auto start = CallClock::now();
   const PackedWeights& w = g.weights[batch];
   CallResult result;
-  const bool has_device = site.device != nullptr && g.weights.size() == 1;
-  result.reason = choose_route(*site.policy, has_device, g.device.gemm != nullptr, g.K, g.N, prepared.M);
+  result.reason = g.weights.size() == 1
+                      ? choose_route(*site.policy, site.device != nullptr, g.device.gemm != nullptr, g.K, g.N, prepared.M)
+                      : host_only_route(site);
   if (result.reason == RouteReason::Device && !site.device->breaker().allow()) result.reason = RouteReason::BreakerOpen;
   if (result.reason == RouteReason::Device) {
     DeviceCall call = run_on_device(*site.device, g.device, prepared, w, acc);
@@ -36,7 +32,7 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Pre
     result.device_error = std::move(call.error);
   }
   if (result.on_device()) {
-    const auto epilogue_start = Clock::now();
+    const auto epilogue_start = CallClock::now();
     epilogue.apply(acc, prepared.M, g.N, y);
     result.epilogue_ns = ns_since(epilogue_start);
   } else {
@@ -55,6 +51,7 @@ void count_call(Counters& counters, const CallResult& call) {
     case RouteReason::BreakerOpen: count(counters, Counter::DeviceBreakerSkips); break;
     case RouteReason::Busy: count(counters, Counter::DeviceBusy); break;
     case RouteReason::Device: count(counters, Counter::DeviceCalls); break;
+    case RouteReason::HostOnlyKind: count(counters, Counter::HostOnlyKind); break;
     case RouteReason::NoDevice: break;
   }
   if (call.on_device()) {

@@ -22,20 +22,30 @@ struct CallSite {
   TaskRunner tasks;                 // empty: one thread
 };
 
+using CallClock = std::chrono::steady_clock;
+
+// Nanoseconds from start to now.
+uint64_t ns_since(CallClock::time_point start);
+
 struct CallResult {
   RouteReason reason = RouteReason::NoDevice;
   npu::CallStats device_stats;  // of a device call (also of a failed one, as far as it got)
   std::string device_error;     // why the device failed (reason Fallback or Busy)
-  std::chrono::steady_clock::time_point start;  // run_group's: before the activation was prepared
+  CallClock::time_point start;  // run_group's: before the activation was prepared
   uint64_t ns = 0;              // the whole call: preparation, route, kernel or device, epilogue
   uint64_t epilogue_ns = 0;     // device route: fold + epilogue after the accumulators came back
   bool on_device() const { return reason == RouteReason::Device; }
 };
 
+// The route of a call whose group kind the device has no design for (counted when there is a device).
+inline RouteReason host_only_route(const CallSite& site) {
+  return site.device ? RouteReason::HostOnlyKind : RouteReason::NoDevice;
+}
+
 // Batch entry `batch` of group g for the prepared activation x (x.M rows) into acc (M × N scratch)
 // and y (M × N outputs) through `epilogue` (the group's, or the call's own when its activation
-// scale changes per call). The device leg is tried only for unbatched weights. The result's time
-// starts here.
+// scale changes per call). The device leg is tried only for unbatched weights (batched ones are
+// host-only). The result's time starts here.
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& x,
                     const Epilogue& epilogue, int32_t* acc, void* y);
 

@@ -17,8 +17,6 @@ namespace onebit {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // This call's quantized activation, zero points and epilogue: the group's, or those the call
 // brings or computes. The quantized values and the epilogue live in this thread's reused scratch.
 struct CallActivation {
@@ -77,21 +75,18 @@ void call_activation(const FusedGroup& g, const CallShape& shape, const CallInpu
   a.epilogue = &*a.own_epilogue;
 }
 
-uint64_t ns_since(Clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
-
 }  // namespace
 
 std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const CallShape& shape, const CallInputs& in,
                                   const CallOutputs& out) {
   std::vector<CallResult> results;
   try {
-    auto start = Clock::now();
+    auto start = CallClock::now();
     if (g.x_source == ActivationSource::PerKBlock) {
       if (shape.empty()) return results;
       run_block_call(g, shape.M, static_cast<const float*>(in.x), static_cast<float*>(out.y), site.tasks);
       CallResult call;
+      call.reason = host_only_route(site);
       call.start = start;
       call.ns = ns_since(start);
       results.push_back(call);
@@ -115,7 +110,7 @@ std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const Cal
     ThreadReused<ReusedActivation> entry;  // each entry's rows, when `a` holds none prepared
     results.reserve(shape.batches.x_entry.size());
     for (size_t o = 0; o < shape.batches.x_entry.size(); ++o) {
-      if (o > 0) start = Clock::now();
+      if (o > 0) start = CallClock::now();
       if (!a.prepared) {
         const Activation rows{a.data + shape.batches.x_entry[o] * shape.M * shape.K, g.x_type, a.zero_point, shape.M};
         prepare_activation(rows, shape.K, selected_k_group(), entry->a);
@@ -123,6 +118,7 @@ std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const Cal
       CallResult call = run_call(*group, host_site ? *host_site : site, shape.batches.w_entry[o],
                                  a.prepared ? (*a.prepared)->a : entry->a, *a.epilogue, acc,
                                  static_cast<uint8_t*>(out.y) + o * y_step);
+      if (host_site) call.reason = host_only_route(site);
       call.start = start;
       call.ns = ns_since(start);
       results.push_back(std::move(call));

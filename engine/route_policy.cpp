@@ -6,6 +6,7 @@ namespace onebit {
 const char* route_reason_name(RouteReason reason) {
   switch (reason) {
     case RouteReason::NoDevice: return "no-device";
+    case RouteReason::HostOnlyKind: return "host-only-kind";
     case RouteReason::RowsPolicy: return "rows<min_device_rows";
     case RouteReason::Routes: return "routes";
     case RouteReason::DesignsFailed: return "designs-failed";

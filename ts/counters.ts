@@ -36,6 +36,9 @@ export interface OnebitCounters {
   designsLoaded: number;
   /** Shapes whose designs could not be had; their calls run on the host. */
   designsFailed: number;
+  /** Calls kept on the host because the device has no design for their group kind: MatMulNBits
+   *  (block-scaled weights), a B that is an activation, batched weights. 0 without a device. */
+  hostOnlyKind: number;
   /** Nanoseconds in host calls (gemm_q8 + epilogue). */
   hostNs: number;
   /** Nanoseconds in device calls (upload, launches, syncs, epilogue). */

@@ -448,7 +448,7 @@ def test_b_of_unknown_rank_is_declined(ep_lib, claim_all):
 
 def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
     """A group whose B changes per call has no device leg (a design holds weights uploaded once):
-    with the emulated array its calls run on the host, traced as such, and count no device work."""
+    with the emulated array its calls run on the host, traced and counted as host-only, with no device work."""
     u8, s8 = np.dtype(np.uint8), np.dtype(np.int8)
     model = build("qlinear", u8, s8, 4, 4)
     rng = np.random.default_rng(8)
@@ -458,8 +458,9 @@ def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
                                             "min_device_rows": 1, "trace": trace})
     es.assert_exact(run.outputs[0][0], expected("qlinear", f, u8, s8), "device session")
     assert run.groups == 1 and run.counters["device calls"] == 0 and run.counters["device fallbacks"] == 0, run.counters
+    assert run.counters["host-only kind"] == 6, run.counters
     calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
-    assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "no-device", 16, 40)}
+    assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "host-only-kind", 16, 40)}
 
 
 def test_per_call_zero_point_of_symbolic_shape_is_declined(ep_lib, claim_all):

@@ -4,6 +4,8 @@
 ORT's CPU EP, with the reason logged."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -85,6 +87,26 @@ def test_bias_as_input_or_following_add_is_fused(ep_lib, where):
     want, _ = contract(x.reshape(10, K), b, scales, None, N, K, 4, 32)
     want = (want + bias).astype(np.float32).reshape(2, 5, N)
     assert np.array_equal(run.outputs[0][0].view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("device", ["none", "emu"])
+def test_calls_run_on_the_host_counted_as_host_only_with_a_device(ep_lib, tmp_path, device):
+    """The device has no block-scaled design: with the emulated array a MatMulNBits call runs on the
+    host, exact, and counts as host-only (traced with its reason); without a device nothing counts."""
+    K, N = 128, 24
+    model, b, scales = nbits_model(K, N)
+    rng = np.random.default_rng(5)
+    feeds = [{"A": rng.standard_normal((M, K)).astype(np.float32)} for M in (1, 40)]
+    trace = tmp_path / "trace.json"
+    run = es.run_with_ep(model, feeds, options={"device": device, "designs_dir": tmp_path / "designs",
+                                                "min_device_rows": 1, "trace": trace})
+    for f, (y,) in zip(feeds, run.outputs):
+        want, _ = contract(f["A"], b, scales, None, N, K, 4, 32)
+        assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
+    host_only = 2 if device == "emu" else 0
+    assert (run.counters["host-only kind"], run.counters["device calls"]) == (host_only, 0), run.counters
+    calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert {(c["route"], c["reason"]) for c in calls} == {("host", "host-only-kind" if host_only else "no-device")}
 
 
 @pytest.mark.parametrize("variant,reason", [
