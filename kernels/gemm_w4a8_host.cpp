@@ -10,6 +10,8 @@ namespace onebit {
 
 const std::vector<W4A8Kernel>& w4a8_kernels() {
   static const std::vector<W4A8Kernel> kernels{
+      {"avx512vnni", gemm_w4a8_tiles_avx512vnni, [] { return cpu_features().avx512_vnni; }},
+      {"avxvnni", gemm_w4a8_tiles_avxvnni, [] { return cpu_features().avx_vnni; }},
       {"avx2", gemm_w4a8_tiles_avx2, [] { return cpu_features().avx2; }},
       {"portable", gemm_w4a8_tiles_portable, [] { return true; }},
   };
@@ -18,9 +20,12 @@ const std::vector<W4A8Kernel>& w4a8_kernels() {
 
 namespace {
 
+// ONEBIT_KERNEL names the W4A8 kernel too (the same names as gemm_q8's, whose selection refuses an
+// unknown name or one this CPU cannot run); otherwise the first this CPU runs.
 const W4A8Kernel& choose_kernel() {
   const char* forced = std::getenv("ONEBIT_KERNEL");
-  if (forced != nullptr && std::strcmp(forced, "portable") == 0) return w4a8_kernels().back();
+  for (const W4A8Kernel& k : w4a8_kernels())
+    if (forced != nullptr && std::strcmp(forced, k.name) == 0 && k.available()) return k;
   for (const W4A8Kernel& k : w4a8_kernels())
     if (k.available()) return k;
   return w4a8_kernels().back();
