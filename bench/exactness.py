@@ -6,7 +6,7 @@ int8 weights in [-127, 127], K = N = 256, M = 4); each output is compared with t
 evaluated exactly (test/python/reference.py: int64 accumulation, then the form's own scaling and
 rounding). An integer output counts as wrong when it differs at all; a float output (the
 quantize_dynamic chain) when it differs by more than 4 float32 ulps of the exact value. The tests
-hold the EP to these references; this prints the counts for BENCHMARKS.md and the README.
+hold the EP to these references; this prints the counts for BENCHMARKS.md and docs/what-it-claims.md.
 
 Run: ONEBIT_EP_LIB=$PWD/build/native/libonebit_ep.so .venv/bin/python bench/exactness.py
 (under `qemu-x86_64 -cpu Haswell` for an AVX2 CPU's ORT on any machine).

@@ -81,8 +81,8 @@ __attribute__((target("avx2"), noinline)) double int8_peak_gmacs() {
 
 // vpdpbusd on zmm: 64 MACs per instruction, sixteen independent accumulators (as the kernel's
 // prefill tile has). The loop is one asm block: written in C++, GCC 12 kept the accumulator
-// array on the stack and the loop measured store-to-load forwarding (~100 GMAC/s, less than
-// the kernel itself sustains).
+// array on the stack and the loop measured store-to-load forwarding, well below what the kernel
+// itself sustains (BENCHMARKS.md).
 __attribute__((target("avx512f,avx512vnni"), noinline)) double vnni_peak_gmacs() {
   int64_t iterations = 50'000'000;
   const double macs = double(iterations) * 16 * 64;

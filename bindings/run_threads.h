@@ -2,9 +2,8 @@
 // The threads session runs execute on. A run waits on a libuv worker (which blocks) while one of
 // these threads runs it: the lowest-numbered idle one, so a caller running one session step after
 // step (a decoder) always lands on the same thread. On libuv's own pool successive runs moved
-// between its four workers, and SmolLM2 decoded 6-7 % slower than on one fixed thread (medians of
-// 18 interleaved runs, 1 and 2 intra-op threads; BENCHMARKS.md, Session 6). Concurrent runs get a
-// thread each; threads are made on demand and live as long as the process.
+// between its four workers, and a decoder ran slower than on one fixed thread (BENCHMARKS.md).
+// Concurrent runs get a thread each; threads are made on demand and live as long as the process.
 #pragma once
 #include <functional>
 

@@ -184,7 +184,7 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
 // An external ArrayBuffer over `data`, the memory of `value`, which it owns once this returns, with
 // any later run that reads or writes that memory in place. V8 counts an external ArrayBuffer's bytes
 // itself and collects it young: reporting them again (napi_adjust_external_memory) set off a full
-// mark-compact every few decode steps of SmolLM2 (4-15 ms each, ~1/8 of the decode time).
+// mark-compact every few decode steps, a large share of the decode time (BENCHMARKS.md).
 Napi::ArrayBuffer owned_array_buffer(Napi::Env env, OrtValue* value, void* data, size_t bytes) {
   if (bytes > kMaxArrayBufferBytes)  // value stays the caller's
     throw CodedError("ONEBIT_OUTPUT", "a tensor of " + std::to_string(bytes) + " bytes: more than a JS ArrayBuffer holds (4 GiB)");

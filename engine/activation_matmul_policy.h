@@ -2,20 +2,16 @@
 // Whether the EP claims an activation × activation group, whose B changes per call (attention's
 // QKᵀ and PV when a quantizer quantizes them). Such a call packs B (K·N per batch entry), then
 // runs the exact kernel and epilogue; the packing pays off over M rows, the epilogue (once per
-// output) over K. Measured against ORT's CPU EP on the same models (bench/bench_dynamic.py
-// attention; MiniLM's and SmolLM2's attention shapes, S 32-1024, 1 thread, AVX-512 VNNI, a shared
-// machine; BENCHMARKS.md): QKᵀ (K = D = 32-128) was slower at every S (0.28-0.91x); PV (M = K = S,
-// N = D) was slower up to S = 384 (0.31-1.02x) and, with N = 32 or 64, faster from S = 512 on
-// (34 of 36 cells over five runs 1.04-1.51x, two at 0.97 and 1.01); with N = 128 or 256 at
-// S = 512 it was level (0.80-1.25x over three runs). So the measured rule claims a group only where its declared shape
-// has M >= 512, K >= 512 and N <= 64; a symbolic dim (the usual dynamic sequence length) is
-// declined, as nothing says the call will be in that range.
+// output) over K. Against ORT's CPU EP on the same models (bench/bench_dynamic.py attention;
+// BENCHMARKS.md) QKᵀ was slower at every sequence length, and PV faster only from S = 512 with
+// N = D of 32 or 64. So the measured rule claims a group only where its declared shape has
+// M >= 512, K >= 512 and N <= 64; a symbolic dim (the usual dynamic sequence length) is declined,
+// as nothing says the call will be in that range.
 // Exactness comes before speed: where ORT's own kernel for the group may be wrong (an int8 B on a
 // CPU without VNNI, whose vpmaddubsw saturates 16-bit pair sums), the group is claimed whatever its
 // shape, as long as its K is declared and within the exact int32 bound (a call past it could only
 // fail). ORT's quantizers give attention uint8 x uint8, which ORT computes exactly there. The
-// price is speed: B is packed at every call (decode-shaped QKᵀ and PV of 32 heads took 12 ms
-// where ORT took 0.5-1 ms).
+// price is speed: B is packed at every call, far slower than ORT at decode shapes (BENCHMARKS.md).
 #pragma once
 #include <cstdint>
 #include <string>

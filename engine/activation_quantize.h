@@ -2,8 +2,8 @@
 // A call's float activation quantized (QuantizeLinear, or DynamicQuantizeLinear) straight into the
 // prepared layout the kernels read: one pass over x for the values and row sums where quantizing
 // and preparing took two, after DynamicQuantizeLinear's range pass. Each pass is split over the
-// call's tasks once x is large enough to pay for the hand-off: in front of a 2-thread GEMM these
-// passes ran on one thread, 20-25 % of the call at 1536x384 and 384x384 (BENCHMARKS.md Session 8).
+// call's tasks once x is large enough to pay for the hand-off: on one thread, in front of a
+// multi-thread GEMM, these passes were a fifth of the call at small N (BENCHMARKS.md).
 #pragma once
 #include <cstdint>
 

@@ -12,7 +12,7 @@ namespace {
 constexpr int64_t kTasksPerCall = 16;
 // Each task takes a multiple of this many blocks: the zmm kernel's prefill tile spans two, and
 // an odd count per task sent a third of 3072x768's work (48 blocks, 3 a task) through its
-// half-as-fast one-block tile (perf, one thread: 19 % of the call's samples).
+// half-as-fast one-block tile (BENCHMARKS.md).
 constexpr int64_t kBlocksPerTaskMultiple = 2;
 
 struct ColumnJob {
@@ -44,7 +44,7 @@ void run_host(const PreparedActivation& x, const PackedWeights& w, const Epilogu
   const int64_t even_share = (w.n_blocks() + kTasksPerCall - 1) / kTasksPerCall;
   const int64_t per_task = (even_share + kBlocksPerTaskMultiple - 1) / kBlocksPerTaskMultiple * kBlocksPerTaskMultiple;
   // A float output in float32 steps comes straight from the kernel's registers: no pass over an
-  // int32 M×N (384x1536, 1024 rows: 16 % of the call had gone to that pass).
+  // int32 M×N, which was a large share of a many-row call (BENCHMARKS.md).
   FusedFloatOutput fused;
   const bool fuse = gemm_q8_fuses_float_output(x, w) && epilogue.fused_float_output(y, fused);
   fused.stream = fuse && streams_float_output(x.M, w.N, y);

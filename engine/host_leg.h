@@ -28,8 +28,7 @@ void run_tasks(Job& job, int64_t count, const TaskRunner& runner) {
 
 // Whether a fused float output of M×N at y is written with streaming stores: from 1 MiB (a core's
 // L2) y cannot stay in the caches with the call's activation and weights, and written through them
-// it evicts them (384x1536 at 1024 rows: 4.4-4.7 -> 3.2-3.8 ms a call, BENCHMARKS.md Session 6;
-// 768x3072 at 128 rows, 1.5 MiB: 1.89-2.48 -> 1.49-1.83 ms, Session 7). Needs y 64-byte aligned
+// it evicts them (the calls with such outputs got faster: BENCHMARKS.md). Needs y 64-byte aligned
 // and rows a multiple of 64 bytes.
 bool streams_float_output(int64_t M, int64_t N, const void* y);
 

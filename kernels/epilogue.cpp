@@ -121,7 +121,7 @@ __attribute__((target("avx2"))) void apply_avx2(const Epilogue& e, const int32_t
   apply_converting(e, acc, c, out);
 }
 
-// zmm: fewer instructions per element (measured, 128×2048 int8 output, one thread: 0.238 -> 0.190 ms).
+// zmm: fewer instructions per element, so a faster epilogue where the CPU has AVX-512.
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw"))) void apply_avx512(const Epilogue& e, const int32_t* acc,
                                                                            Columns c, void* out) {
   apply_converting(e, acc, c, out);

@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kMaxRows = 6;
 // The first pass over a weight block reads it from memory: prefetch this far ahead of the
-// hardware prefetcher (measured: +20-35 % GB/s at one row, weights cold; interleaved runs).
+// hardware prefetcher (faster at one row with the weights cold, in interleaved runs: BENCHMARKS.md).
 constexpr int64_t kPrefetchBytes = 2048;
 
 // x[r] · (8 columns × one k pair) for one row, added into acc (vpmaddwd: exact int32 pair sums).
@@ -48,8 +48,8 @@ ONEBIT_AVX2 inline void madd_block_pair(__m256i (&acc)[MR][2], const int16_t* x,
 
 // Raw dot products of MR rows (x, stride in int16) with one weight block over all k pairs.
 // One row would leave the core waiting on one chain of adds per accumulator, so it takes
-// two k pairs per step into two accumulator sets (measured, weights in L2:
-// 15.6 -> 23-34 GB/s); more rows have enough chains, and registers for one set only.
+// two k pairs per step into two accumulator sets (BENCHMARKS.md); more rows have enough chains,
+// and registers for one set only.
 template <int MR, bool kFirstPass>
 ONEBIT_AVX2 inline void dot_block(const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
                                   int32_t (&dots)[kMaxRows][kBlockN]) {
@@ -92,7 +92,7 @@ ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const in
 
 // One row against kStreams weight blocks at once: that many streams from memory in flight
 // instead of one. A single sequential stream stayed well below the read bandwidth at one row
-// (BENCHMARKS.md, Session 9).
+// (BENCHMARKS.md).
 constexpr int kStreams = 4;
 ONEBIT_AVX2 void dot_row_blocks(const int16_t* x, const int8_t* const (&blocks)[kStreams], int64_t k_pairs,
                                 int32_t (&dots)[kMaxRows][kBlockN]) {

@@ -29,9 +29,8 @@ namespace {
 
 constexpr int64_t kQuadBytes = 4 * kBlockN;  // one k quad of a block: one 64-byte line
 // No software prefetch: with the packed weights on huge pages the hardware prefetchers keep up,
-// and a prefetch 2 KiB ahead (the AVX2 kernel's distance) cost one-row calls 20-30 % (one SmolLM2
-// decode step's 211 projections, cold: 5.1 -> 4.5 ms; 3072x768 warm: 39 -> 29-32 us; 8 rows and
-// more unchanged).
+// and a prefetch 2 KiB ahead (the AVX2 kernel's distance) made one-row calls slower; 8 rows and
+// more were unchanged (BENCHMARKS.md).
 
 // The ymm register type. kEvex picks vpdpbusd's encoding: VEX (AVX-VNNI, the avxvnni kernel, no
 // AVX-512 needed) or EVEX (AVX-512 VL + VNNI: lets the tests run the ymm kernel on AVX-512 CPUs,
@@ -71,8 +70,8 @@ struct Ymm {
   static void fstream(float* p, FReg v) { _mm256_stream_ps(p, v); }  // p 32-byte aligned
 };
 
-// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (measured, one thread,
-// weights in cache: 6×4 and 12×2 within noise of it, 16×1 10-25 % slower); ymm (16 registers,
+// Tile sizes per register width. zmm (32 registers): 8 rows × 2 blocks (other tiles measured no
+// faster, some slower: BENCHMARKS.md); ymm (16 registers,
 // two per block): 6 rows × 1 block, 12 accumulators beside two weight registers and a broadcast
 // (not measured: no AVX-VNNI CPU here).
 template <int kLanes>

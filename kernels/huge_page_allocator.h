@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A std::vector allocator that puts packed weights on transparent huge pages. The weights are
 // streamed from memory once per call; with 4 KiB pages the stream takes a TLB miss every 4 KiB and
-// the hardware prefetcher stops at each page boundary (one row, weights cold: 9.1-10.5 -> 10.2-11.4
-// GB/s for one large matrix). A decoder's projections are mostly far smaller than a huge page
-// (SmolLM2: 110-885 KB), so buffers below 2 MiB share huge-page chunks (huge_page_pool.*). Where
+// the hardware prefetcher stops at each page boundary (huge pages measured faster: BENCHMARKS.md).
+// A decoder's projections are mostly far smaller than a huge page (SmolLM2: 110-885 KB), so
+// buffers below 2 MiB share huge-page chunks (huge_page_pool.*). Where
 // THP is off or in "never" mode the advice is ignored and the memory is ordinary.
 #pragma once
 #include <cstddef>

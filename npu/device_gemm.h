@@ -92,7 +92,6 @@ class DeviceGemm {
   uint32_t capacity_rows() const { return capacity_rows_; }
   static constexpr size_t kRetainedBufferBytes = size_t(64) << 20;
   const GemmSetupStats& setup_stats() const { return setup_; }
-  // Rows the A and C BOs currently hold.
 
  private:
   DeviceGemm(Device& device, const GemmOptions& options) : device_(device), options_(options) {}

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 cmake --build build/native
 bash scripts/check_spdx.sh
 bash scripts/check_layers.sh
+bash scripts/check_readmes.sh
 ctest --test-dir build/native --output-on-failure
 
 # The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,

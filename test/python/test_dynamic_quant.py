@@ -443,7 +443,7 @@ def test_a_column_scale_or_bias_at_one_row_is_left_to_ort(column, ep_lib):
     """A [N, 1] w_scale or bias broadcasts against the [1, N] product of one row: ONNX makes y [N, N].
     The EP declines such chains (its epilogue scales per output column). ORT's own fusion
     (DynamicQuantizeMatMul) mis-broadcasts a [N, 1] w_scale into a [1, N] y, with a shape warning,
-    so sessions with the EP return that wrong result (README: failure behaviour); ORT at level 1
+    so sessions with the EP return that wrong result (docs/failure-behaviour.md); ORT at level 1
     (basic) or without graph optimizations gives ONNX's. A [N, 1] bias is not fused by ORT: right on both."""
     model, (w, w_scale, bias) = column_chain(column)
     N = w.shape[1]
