@@ -14,11 +14,12 @@ export ONEBIT_EMULATED_CPU=avx2
 export ONEBIT_EP_LIB="${ONEBIT_EP_LIB:-$PWD/build/native/libonebit_ep.so}"
 
 # The 2-layer SmolLM2 through onebit-run: only the node process is emulated (the model builder it
-# starts runs natively, as qemu-user leaves programs a process executes to the host); its report
-# is then checked natively with the native suite's bounds.
+# starts runs natively, as qemu-user leaves programs a process executes to the host; CI's shared
+# ONEBIT_TEST_CACHE_DIR already holds the model); its report is then checked natively with the
+# native suite's bounds.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-ONEBIT_CACHE_DIR="$work" qemu-x86_64 -cpu "$cpu" "$(command -v node)" dist/cli/onebit_run.js --layers 2 \
+ONEBIT_CACHE_DIR="${ONEBIT_TEST_CACHE_DIR:-$work}" qemu-x86_64 -cpu "$cpu" "$(command -v node)" dist/cli/onebit_run.js --layers 2 \
   --max-tokens 12 --prompt 'Name a colour.' --json > "$work/report.json"
 ONEBIT_EMULATED_REPORT="$work/report.json" npx vitest run test/ts/emulated_avx2.test.ts
 

@@ -49,17 +49,26 @@ IDS = [1, 4093, 198, 19556, 28, 905, 17, 216, 33, 34, 9171, 7170, 34878, 85, 28,
 ACTIVATIONS = sorted(build_smollm2.QDQ_MODELS)
 
 
+def builder_env() -> dict:
+    """This environment without the sanitizer job's preload: the builder runs no code of the EP, and
+    ORT's quantization under ASan's allocator took minutes."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """(model folder, manifest, fp32 weights) of the 2-layer model, built once for the module."""
-    path = gguf_llama.packaged_gguf_path()
-    reader = gguf_llama.open_gguf(path)
-    out = tmp_path_factory.mktemp("smollm2")
-    build_smollm2.build(str(out), reader, path, LAYERS, log=lambda _: None)
-    build_smollm2.add_model(str(out), "int8", log=lambda _: None)
-    build_smollm2.add_model(str(out), "int4", log=lambda _: None)
+    """(model folder, manifest, fp32 weights) of the 2-layer model with all its models, built once for
+    the module by the builder's command, in ONEBIT_TEST_CACHE_DIR when set (CI's test jobs share one
+    fresh folder: built once per run) or a temporary folder."""
+    cache = os.environ.get("ONEBIT_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("smollm2"))
+    command = [sys.executable, build_smollm2.__file__, "--cache-dir", cache, "--layers", str(LAYERS),
+               "--activations", "int8", "--weights", "int4"]
+    done = subprocess.run(command, capture_output=True, text=True, env=builder_env(), timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = pathlib.Path(done.stdout.strip().splitlines()[-1])
     manifest = json.loads((out / build_smollm2.MANIFEST).read_text())
-    return out, manifest, gguf_llama.read_llama(reader, path, LAYERS)
+    path = gguf_llama.packaged_gguf_path()
+    return out, manifest, gguf_llama.read_llama(gguf_llama.open_gguf(path), path, LAYERS)
 
 
 def run(session, config, ids, past=None):
@@ -74,6 +83,7 @@ def ep_session(model_path):
     return ort.InferenceSession(str(model_path), sess_options=so, enable_fallback=0)
 
 
+@pytest.mark.builder
 def test_fp32_decoder_equals_numpy_reference(built):
     out, manifest, weights = built
     assert manifest["reference_check"]["max_relative_diff"] <= build_smollm2.REFERENCE_TOLERANCE
@@ -85,6 +95,7 @@ def test_fp32_decoder_equals_numpy_reference(built):
     assert (logits.argmax(-1) == reference.argmax(-1)).all()
 
 
+@pytest.mark.builder
 def test_smoothing_narrows_the_activation_ranges(built):
     _, _, weights = built
     prompts = [IDS, IDS[:7]]
@@ -133,6 +144,7 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert sorted(left) == [(f"layers.{i}.attention", "GroupQueryAttention") for i in range(LAYERS)]
 
 
+@pytest.mark.builder
 def test_int4_model_is_what_genai_builds_for_cpu(built):
     """One MatMulNBits per projection, 4 bits in blocks of 32, symmetric (no zero points),
     accuracy_level 4; each weight read back from its blob (low nibble first, 8 subtracted) times its
@@ -157,6 +169,7 @@ def test_int4_model_is_what_genai_builds_for_cpu(built):
         assert (np.abs(weight - original) <= step * 1.0001).all(), node.name
 
 
+@pytest.mark.builder
 def test_activation_types(built):
     """Every activation QuantizeLinear has the variant's type; int8 ones are asymmetric (zero points
     other than 0), as quantize_static makes them by default."""
@@ -189,6 +202,7 @@ def listing(folder: pathlib.Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+@pytest.mark.builder
 def test_a_failed_addition_leaves_the_folder_as_it_was(built, tmp_path):
     """quantize_static's shape-inferred copy of the fp32 model, written beside it, goes too."""
     folder = uint8_only_copy(built, tmp_path, fp32_data=b"")  # weights missing: quantization fails
@@ -200,6 +214,7 @@ def test_a_failed_addition_leaves_the_folder_as_it_was(built, tmp_path):
     assert (folder / build_smollm2.MANIFEST).read_text() == manifest
 
 
+@pytest.mark.builder
 def test_builders_adding_the_same_model_at_once_take_turns(built, tmp_path):
     """Two builders asked for int8 activations at once (two onebit-run processes): both succeed
     and the model is made once (they raced on quantize_static's shape-inferred file: one unlinked
@@ -208,7 +223,8 @@ def test_builders_adding_the_same_model_at_once_take_turns(built, tmp_path):
     before = listing(folder)
     script = pathlib.Path(build_smollm2.__file__)
     command = [sys.executable, str(script), "--cache-dir", str(tmp_path), "--layers", str(LAYERS), "--activations", "int8"]
-    builders = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    builders = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=builder_env())
+                for _ in range(2)]
     outcomes = [(b.wait(timeout=600), b.stdout.read(), b.stderr.read()) for b in builders]
     for status, stdout, stderr in outcomes:
         assert status == 0, stderr[-2000:]
@@ -292,6 +308,7 @@ def test_kv_cache_in_shared_buffers_equals_copied_cache(built, ep_lib, arm):
     gc.collect()
 
 
+@pytest.mark.builder
 def test_tokenizer_round_trips_text_and_special_tokens(built):
     out, _, _ = built
     tokenizer = Tokenizer.from_file(str(out / "tokenizer.json"))
