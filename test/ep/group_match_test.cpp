@@ -136,6 +136,8 @@ struct Plan {
   std::string x_scale_input, x_zero_point_input, w_scale_input, w_zero_point_input;
   int64_t bits = 0, block_size = 0;  // MatMulNBits
   int64_t accuracy_level = 4;
+  int64_t nbits_zero_point_bytes = 0;
+  DynamicQuantization quantize;  // a fused QuantizeLinear's scale and zero point
 };
 
 struct Row {
@@ -210,7 +212,10 @@ TEST_P(GroupMatchTest, ClaimsOrDeclines) {
   if (m.kind == GroupKind::MatMulNBits) {
     EXPECT_EQ(source.nbits.bits, want.bits);
     EXPECT_EQ(source.nbits.block_size, want.block_size);
+    EXPECT_EQ(source.nbits.zero_point_bytes, want.nbits_zero_point_bytes);
   }
+  EXPECT_EQ(plan.x_quantize.scale, want.quantize.scale);
+  EXPECT_EQ(plan.x_quantize.zero_point, want.quantize.zero_point);
 }
 
 // A row's graph: a family's graph changed by `edit`.
@@ -244,7 +249,7 @@ const Row kQdqRows[] = {
       .scale = {0.125}, .bias = {0.625, -1.25, 1.875}, .output = OutputKind::Uint8, .y_scale = 0.5, .y_zero_point = 5}},
     {"QdqActivationQuantizeLinearJoins", qdq_quantize_in, "matmul", "",
      {.nodes = {"dq_x", "dq_w", "q_x", "matmul"}, .x_source = ActivationSource::QuantizeLinear, .x_type = QType::Uint8,
-      .x_zero_point = 128, .w_zero_points = {2}, .scale = {0.125}}},
+      .x_zero_point = 128, .w_zero_points = {2}, .scale = {0.125}, .quantize = {0.5f, 128}}},
     {"QdqActivationTimesActivation", edited(qdq, [](TestGraph& g) { g.value("w_q", kI8, kMatrix); }), "matmul", "",
      {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .scale = {0.125}, .w_per_call = true, .w_zero_point = 2}},
     {"GemmTransBWithBias", gemm, "matmul", "",
@@ -435,7 +440,7 @@ const Row kDynamicRows[] = {
 const Row kNbitsRows[] = {
     {"MatMulNBits4Bit", nbits, "nbits", "",
      {.kind = GroupKind::MatMulNBits, .nodes = {"nbits"}, .K = kNbitsK, .N = kNbitsN,
-      .x_source = ActivationSource::PerKBlock, .bits = 4, .block_size = 32}},
+      .x_source = ActivationSource::PerKBlock, .bits = 4, .block_size = 32, .nbits_zero_point_bytes = kNbitsN}},
     {"MatMulNBits8BitWithoutZeroPoints", edited(nbits, [](TestGraph& g) {
        g.constant("B", kU8, {kNbitsN, 2, 32}, std::vector<double>(kNbitsN * 2 * 32, 7)).int_attr("nbits", "bits", 8);
        g.set_input("nbits", 3, "");
@@ -447,17 +452,20 @@ const Row kNbitsRows[] = {
        g.set_output("nbits", 0, "mm").node("Add", "add", {"mm", "bias"}, {"Y"});
      }), "nbits", "",
      {.kind = GroupKind::MatMulNBits, .nodes = {"add", "nbits"}, .K = kNbitsK, .N = kNbitsN,
-      .x_source = ActivationSource::PerKBlock, .bias = kNbitsBias, .bits = 4, .block_size = 32}},
+      .x_source = ActivationSource::PerKBlock, .bias = kNbitsBias, .bits = 4, .block_size = 32,
+      .nbits_zero_point_bytes = kNbitsN}},
     {"MatMulNBitsBiasInput", edited(nbits, [](TestGraph& g) {
        g.constant("bias", kF32, {kNbitsN}, kNbitsBias).set_input("nbits", 5, "bias");
      }), "nbits", "",
      {.kind = GroupKind::MatMulNBits, .nodes = {"nbits"}, .K = kNbitsK, .N = kNbitsN,
-      .x_source = ActivationSource::PerKBlock, .bias = kNbitsBias, .bits = 4, .block_size = 32}},
+      .x_source = ActivationSource::PerKBlock, .bias = kNbitsBias, .bits = 4, .block_size = 32,
+      .nbits_zero_point_bytes = kNbitsN}},
     // Read as any other; GetCapability then declines it unless the session allows any accuracy level.
     {"MatMulNBitsAccuracyLevel0", edited(nbits, [](TestGraph& g) { g.int_attr("nbits", "accuracy_level", 0); }), "nbits",
      "",
      {.kind = GroupKind::MatMulNBits, .nodes = {"nbits"}, .K = kNbitsK, .N = kNbitsN,
-      .x_source = ActivationSource::PerKBlock, .bits = 4, .block_size = 32, .accuracy_level = 0}},
+      .x_source = ActivationSource::PerKBlock, .bits = 4, .block_size = 32, .accuracy_level = 0,
+      .nbits_zero_point_bytes = kNbitsN}},
     {"MatMulNBitsGIdx", edited(nbits, [](TestGraph& g) {
        g.value("g_idx", kI32, std::vector<int64_t>{kNbitsK}).set_input("nbits", 4, "g_idx");
      }), "nbits", "g_idx 'g_idx' (act-order) is not claimed"},
