@@ -23,14 +23,48 @@ std::vector<const OrtValueInfo*> value_infos(const OrtNode* node, Count count_fn
   return infos;
 }
 
-const OrtOpAttr* attribute(const OrtNode* node, const char* name) {
-  const OrtOpAttr* attr = nullptr;
-  OrtStatus* status = ort().Node_GetAttributeByName(node, name, &attr);
-  if (status != nullptr) {  // ORT_NOT_FOUND: the op has no such attribute
-    ort().ReleaseStatus(status);
-    return nullptr;
+// The node's int and float attributes; other kinds (strings, tensors, graphs) are not read.
+void read_attributes(NodeInfo& info) {
+  size_t count = 0;
+  check(ort().Node_GetNumAttributes(info.node, &count));
+  std::vector<const OrtOpAttr*> attrs(count);
+  if (count) check(ort().Node_GetAttributes(info.node, attrs.data(), count));
+  for (const OrtOpAttr* attr : attrs) {
+    OrtOpAttrType type = ORT_OP_ATTR_UNDEFINED;
+    OrtStatus* status = ort().OpAttr_GetType(attr, &type);
+    if (status != nullptr) {  // a kind the C API does not name (a sparse tensor): not one we read
+      ort().ReleaseStatus(status);
+      continue;
+    }
+    if (type != ORT_OP_ATTR_INT && type != ORT_OP_ATTR_FLOAT) continue;
+    const char* name = nullptr;
+    check(ort().OpAttr_GetName(attr, &name));
+    size_t size = 0;
+    if (type == ORT_OP_ATTR_INT)
+      check(ort().ReadOpAttr(attr, type, &info.int_attrs[name], sizeof(int64_t), &size));
+    else
+      check(ort().ReadOpAttr(attr, type, &info.float_attrs[name], sizeof(float), &size));
   }
-  return attr;
+}
+
+ValueType value_type(const OrtValueInfo* info) {
+  ValueType result;
+  const OrtTypeInfo* type_info = nullptr;
+  OrtStatus* status = ort().GetValueInfoTypeInfo(info, &type_info);
+  if (status != nullptr) {  // a value without type information: unknown, declined if a group needs it
+    ort().ReleaseStatus(status);
+    return result;
+  }
+  const OrtTensorTypeAndShapeInfo* tensor = nullptr;
+  check(ort().CastTypeInfoToTensorInfo(type_info, &tensor));
+  if (tensor == nullptr) return result;
+  check(ort().GetTensorElementType(tensor, &result.element));
+  size_t rank = 0;
+  check(ort().GetDimensionsCount(tensor, &rank));
+  std::vector<int64_t> dims(rank);
+  if (rank) check(ort().GetDimensions(tensor, dims.data(), rank));
+  result.shape = dims;
+  return result;
 }
 
 }  // namespace
@@ -49,32 +83,29 @@ std::vector<std::string> output_names(const OrtNode* node) {
   return names;
 }
 
-std::optional<int64_t> NodeInfo::int_attr(const char* attr_name) const {
-  const OrtOpAttr* attr = attribute(node, attr_name);
-  if (attr == nullptr) return std::nullopt;
-  int64_t value = 0;
-  size_t size = 0;
-  check(ort().ReadOpAttr(attr, ORT_OP_ATTR_INT, &value, sizeof(value), &size));
-  return value;
+std::optional<int64_t> NodeInfo::int_attr(const char* attr) const {
+  auto it = int_attrs.find(attr);
+  return it == int_attrs.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
 
-std::optional<float> NodeInfo::float_attr(const char* attr_name) const {
-  const OrtOpAttr* attr = attribute(node, attr_name);
-  if (attr == nullptr) return std::nullopt;
-  float value = 0;
-  size_t size = 0;
-  check(ort().ReadOpAttr(attr, ORT_OP_ATTR_FLOAT, &value, sizeof(value), &size));
-  return value;
+std::optional<float> NodeInfo::float_attr(const char* attr) const {
+  auto it = float_attrs.find(attr);
+  return it == float_attrs.end() ? std::nullopt : std::optional<float>(it->second);
 }
 
 std::string NodeInfo::describe() const { return op_type + " '" + name + "'"; }
 
-GraphIndex::GraphIndex(const OrtGraph* graph) {
+GraphDescription describe_graph(const OrtGraph* graph) {
+  GraphDescription d;
   size_t num_nodes = 0;
   check(ort().Graph_GetNumNodes(graph, &num_nodes));
   std::vector<const OrtNode*> nodes(num_nodes);
   if (num_nodes) check(ort().Graph_GetNodes(graph, nodes.data(), num_nodes));
 
+  // Each value's type, read once: a value is an output of one node and an input of others.
+  auto note_type = [&d](const std::string& name, const OrtValueInfo* info) {
+    if (info != nullptr && !d.types.count(name)) d.types[name] = value_type(info);
+  };
   for (const OrtNode* node : nodes) {
     NodeInfo info;
     info.node = node;
@@ -88,25 +119,21 @@ GraphIndex::GraphIndex(const OrtGraph* graph) {
     check(ort().Node_GetSinceVersion(node, &info.since_version));
     for (const OrtValueInfo* in : value_infos(node, &OrtApi::Node_GetNumInputs, &OrtApi::Node_GetInputs)) {
       info.inputs.push_back(value_name(in));
-      if (in) value_infos_[info.inputs.back()] = in;
+      note_type(info.inputs.back(), in);
     }
     for (const OrtValueInfo* out : value_infos(node, &OrtApi::Node_GetNumOutputs, &OrtApi::Node_GetOutputs)) {
       info.outputs.push_back(value_name(out));
-      if (out) value_infos_[info.outputs.back()] = out;
+      note_type(info.outputs.back(), out);
     }
-    const size_t index = nodes_.size();
-    for (const auto& out : info.outputs)
-      if (!out.empty()) producer_[out] = index;
-    for (const auto& in : info.inputs)
-      if (!in.empty()) consumers_[in].push_back(index);
-    nodes_.push_back(std::move(info));
+    read_attributes(info);
+    d.nodes.push_back(std::move(info));
   }
 
   size_t num_outputs = 0;
   check(ort().Graph_GetNumOutputs(graph, &num_outputs));
   std::vector<const OrtValueInfo*> outputs(num_outputs);
   if (num_outputs) check(ort().Graph_GetOutputs(graph, outputs.data(), num_outputs));
-  for (const OrtValueInfo* out : outputs) graph_outputs_.insert(value_name(out));
+  for (const OrtValueInfo* out : outputs) d.outputs.insert(value_name(out));
 
   size_t num_initializers = 0;
   check(ort().Graph_GetNumInitializers(graph, &num_initializers));
@@ -118,45 +145,42 @@ GraphIndex::GraphIndex(const OrtGraph* graph) {
     if (!is_constant) continue;  // an initializer a graph input may override is not a constant
     const OrtValue* value = nullptr;
     check(ort().ValueInfo_GetInitializerValue(init, &value));
-    if (value != nullptr) constants_[value_name(init)] = value;
+    if (value != nullptr) d.constants[value_name(init)] = const_tensor_of(value);
+  }
+  return d;
+}
+
+GraphIndex::GraphIndex(GraphDescription graph) : graph_(std::move(graph)) {
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    for (const auto& out : graph_.nodes[i].outputs)
+      if (!out.empty()) producer_[out] = i;
+    for (const auto& in : graph_.nodes[i].inputs)
+      if (!in.empty()) consumers_[in].push_back(i);
   }
 }
 
 const NodeInfo* GraphIndex::producer(const std::string& value) const {
   auto it = producer_.find(value);
-  return it == producer_.end() ? nullptr : &nodes_[it->second];
+  return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
 }
 
 std::vector<const NodeInfo*> GraphIndex::consumers(const std::string& value) const {
   std::vector<const NodeInfo*> result;
   auto it = consumers_.find(value);
   if (it != consumers_.end())
-    for (size_t i : it->second) result.push_back(&nodes_[i]);
+    for (size_t i : it->second) result.push_back(&graph_.nodes[i]);
   return result;
 }
 
 std::optional<ConstTensor> GraphIndex::constant(const std::string& value) const {
-  auto it = constants_.find(value);
-  if (it == constants_.end()) return std::nullopt;
-  return const_tensor_of(it->second);
+  auto it = graph_.constants.find(value);
+  if (it == graph_.constants.end()) return std::nullopt;
+  return it->second;
 }
 
 ValueType GraphIndex::type_of(const std::string& value) const {
-  ValueType result;
-  auto it = value_infos_.find(value);
-  if (it == value_infos_.end()) return result;
-  const OrtTypeInfo* type_info = nullptr;
-  check(ort().GetValueInfoTypeInfo(it->second, &type_info));
-  const OrtTensorTypeAndShapeInfo* tensor = nullptr;
-  check(ort().CastTypeInfoToTensorInfo(type_info, &tensor));
-  if (tensor == nullptr) return result;
-  check(ort().GetTensorElementType(tensor, &result.element));
-  size_t rank = 0;
-  check(ort().GetDimensionsCount(tensor, &rank));
-  std::vector<int64_t> dims(rank);
-  if (rank) check(ort().GetDimensions(tensor, dims.data(), rank));
-  result.shape = dims;
-  return result;
+  auto it = graph_.types.find(value);
+  return it == graph_.types.end() ? ValueType{} : it->second;
 }
 
 }  // namespace onebit

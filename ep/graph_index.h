@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// A name-based index over an OrtGraph's nodes: who produces and who consumes each value,
-// which values are constant, their types and shapes. The group matcher walks this index,
-// so GetCapability (whole graph) and Compile (one fused group's graph) share one matcher.
+// A name-based index over a graph's nodes: who produces and who consumes each value, which values
+// are constant, their types and shapes. The group matcher walks this index, so GetCapability (whole
+// graph) and Compile (one fused group's graph) share one matcher. The index reads a plain
+// GraphDescription, filled from an OrtGraph (describe_graph) or built directly (test/ep/).
 #pragma once
 #include <onnxruntime_c_api.h>
 
@@ -16,13 +17,15 @@
 namespace onebit {
 
 struct NodeInfo {
-  const OrtNode* node = nullptr;
+  const OrtNode* node = nullptr;  // null in a description built without ORT
   std::string name;
   std::string op_type;
   std::string domain;
   int since_version = 0;
   std::vector<std::string> inputs;  // "" for an absent optional input
   std::vector<std::string> outputs;
+  std::map<std::string, int64_t> int_attrs;  // the node's int and float attributes (no other kind is read)
+  std::map<std::string, float> float_attrs;
 
   std::optional<int64_t> int_attr(const char* attr) const;
   std::optional<float> float_attr(const char* attr) const;
@@ -39,24 +42,33 @@ struct ValueType {
 std::vector<std::string> input_names(const OrtNode* node);
 std::vector<std::string> output_names(const OrtNode* node);
 
+// What the matcher reads of a graph, as plain values.
+struct GraphDescription {
+  std::vector<NodeInfo> nodes;
+  std::map<std::string, ValueType> types;        // of every node's inputs and outputs
+  std::map<std::string, ConstTensor> constants;  // constant initializers (views of bytes the graph owns)
+  std::set<std::string> outputs;                 // the graph's outputs
+};
+
+// Reads an OrtGraph's nodes, their int and float attributes, value types and constant initializers.
+GraphDescription describe_graph(const OrtGraph* graph);
+
 class GraphIndex {
  public:
-  explicit GraphIndex(const OrtGraph* graph);
+  explicit GraphIndex(const OrtGraph* graph) : GraphIndex(describe_graph(graph)) {}
+  explicit GraphIndex(GraphDescription graph);
 
-  const std::vector<NodeInfo>& nodes() const { return nodes_; }
+  const std::vector<NodeInfo>& nodes() const { return graph_.nodes; }
   const NodeInfo* producer(const std::string& value) const;
   std::vector<const NodeInfo*> consumers(const std::string& value) const;
-  bool is_graph_output(const std::string& value) const { return graph_outputs_.count(value) != 0; }
+  bool is_graph_output(const std::string& value) const { return graph_.outputs.count(value) != 0; }
   std::optional<ConstTensor> constant(const std::string& value) const;
   ValueType type_of(const std::string& value) const;
 
  private:
-  std::vector<NodeInfo> nodes_;
+  GraphDescription graph_;
   std::map<std::string, size_t> producer_;
   std::map<std::string, std::vector<size_t>> consumers_;
-  std::map<std::string, const OrtValueInfo*> value_infos_;
-  std::map<std::string, const OrtValue*> constants_;
-  std::set<std::string> graph_outputs_;
 };
 
 }  // namespace onebit
