@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
-import { OnebitOptionError } from '../errors.js';
+import { OnebitOptionError } from '../../errors.js';
 import { ACTIVATION_TYPES, WEIGHT_FORMATS, type ActivationType, type WeightFormat } from '../model/smollm2.js';
-import { nativeConstants } from '../native.js';
-import { type OnebitDevice, costModelsFlagText, costModelsText, devicesFlagText, isCostModel, isDevice } from '../rules.js';
+import { nativeConstants } from '../../native.js';
+import { type OnebitDevice, costModelsFlagText, costModelsText, devicesFlagText, isCostModel, isDevice } from '../../rules.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 

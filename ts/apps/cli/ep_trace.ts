@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // ep-trace: a trace file the EP wrote (ONEBIT_EP_TRACE=<file>) summarised per shape and route.
-import { OnebitError } from '../errors.js';
-import { summarizeTrace, type TraceSummary } from '../trace.js';
+import { OnebitError } from '../../errors.js';
+import { summarizeTrace, type TraceSummary } from '../../trace.js';
 
 export const TRACE_USAGE = `usage: ep-trace <trace.json> [--json]
 

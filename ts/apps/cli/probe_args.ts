@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../rules.js';
+import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../../rules.js';
 import { UsageError, costModelOption, count, deviceOption } from './args.js';
 
 /** ep-probe --help (the device and cost-model values as the EP defines them). */
