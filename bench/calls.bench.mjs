@@ -8,10 +8,10 @@
 import Benchmark from 'benchmark';
 import * as ort from 'onnxruntime-node';
 
-import { makeFeeds } from '../dist/cli/inputs.js';
+import { makeFeeds } from '../dist/apps/cli/inputs.js';
 import { onebit } from '../dist/index.mjs';
-import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../dist/model/onnx_graph.js';
-import { randomStream } from '../dist/model/projection_stack.js';
+import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../dist/apps/model/onnx_graph.js';
+import { randomStream } from '../dist/apps/model/projection_stack.js';
 
 function option(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);

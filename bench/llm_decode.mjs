@@ -27,7 +27,7 @@ const [gguf, cache] = execFileSync(python, ['-c', 'import sys; sys.path.insert(0
 const evaluation = readFileSync(path.join(cache, 'smollm2-v6-full', 'evaluation.txt'), 'utf8');
 
 function onebitRun(weights, threads) {
-  const out = execFileSync(process.execPath, [path.join(root, 'dist', 'cli', 'onebit_run.js'), '--weights', weights, '--threads', String(threads),
+  const out = execFileSync(process.execPath, [path.join(root, 'dist', 'apps', 'cli', 'onebit_run.js'), '--weights', weights, '--threads', String(threads),
     '--prompt-tokens', values['prompt-tokens'], '--max-tokens', values.tokens, '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const r = JSON.parse(out);
   return r.arms.map((a) => ({ arm: a.arm === 'ortFp32' ? 'ortFp32' : `${a.arm}:${weights}`, decode: a.decodeTokensPerS, prefillMs: a.prefillMs, steps: a.decodeSteps, rssMiB: r.peakRssMiB.onebitPhase }));

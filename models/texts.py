@@ -133,5 +133,5 @@ flat, the dough was too wet or it was not shaped tightly.
 
 EVALUATION_PASSAGES = [LIGHTHOUSE, BICYCLE, ROAD_TRIP, BREAD]
 
-# Between passages in the cached evaluation.txt (a form feed on its own line; ts/cli/quality.ts splits there).
+# Between passages in the cached evaluation.txt (a form feed on its own line; ts/apps/cli/quality.ts splits there).
 EVALUATION_SEPARATOR = "\n\f\n"

@@ -10,6 +10,7 @@ cmake --build build/native
 bash scripts/check_spdx.sh
 bash scripts/check_layers.sh
 bash scripts/check_readmes.sh
+node scripts/check_ts_imports.mjs
 ctest --test-dir build/native --output-on-failure
 
 # The Node package: rebuild what changed, then the vitest suites (public API against ORT's CPU EP,

@@ -19,7 +19,7 @@ export ONEBIT_EP_LIB="${ONEBIT_EP_LIB:-$PWD/build/native/libonebit_ep.so}"
 # native suite's bounds.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-ONEBIT_CACHE_DIR="${ONEBIT_TEST_CACHE_DIR:-$work}" qemu-x86_64 -cpu "$cpu" "$(command -v node)" dist/cli/onebit_run.js --layers 2 \
+ONEBIT_CACHE_DIR="${ONEBIT_TEST_CACHE_DIR:-$work}" qemu-x86_64 -cpu "$cpu" "$(command -v node)" dist/apps/cli/onebit_run.js --layers 2 \
   --max-tokens 12 --prompt 'Name a colour.' --json > "$work/report.json"
 ONEBIT_EMULATED_REPORT="$work/report.json" npx vitest run test/ts/emulated_avx2.test.ts
 

@@ -6,7 +6,7 @@ import type { InferenceSession, OnnxValue, Tensor } from 'onnxruntime-node';
 
 import { isSupportedDataType, onnxTypeOf, SUPPORTED_DATA_TYPES } from './dtypes.js';
 import { OnebitInputError } from './errors.js';
-import type { NativeTensor } from './native.js';
+import type { NativeTensor } from './addon_types.js';
 
 function shapeText(shape: readonly (number | string)[]): string {
   return `[${shape.join(', ')}]`;

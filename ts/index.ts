@@ -5,7 +5,7 @@ export { onebit } from './onebit.js';
 export type { OnebitOptions, OnebitExecutionProviderOption, OnebitDevice, OnebitDeviceLock } from './options.js';
 export { validateOnebitOptions } from './options.js';
 export type { OnebitCounters } from './counters.js';
-export type { RuntimeInfo } from './native.js';
+export type { RuntimeInfo } from './addon_types.js';
 export type { OnebitDataType } from './dtypes.js';
 export { SUPPORTED_DATA_TYPES } from './dtypes.js';
 export {

@@ -2,11 +2,12 @@
 // The public `onebit` object: registration, counters, library paths.
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
+import type { RuntimeInfo } from './addon_types.js';
 import { OnebitBackend } from './backend.js';
 import { toCounters, type OnebitCounters } from './counters.js';
 import { isSupportedDataType, onnxTypeOf, SUPPORTED_DATA_TYPES, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError } from './errors.js';
-import { epLibraryPath, loadNative, ortLibraryPath, type RuntimeInfo } from './native.js';
+import { epLibraryPath, loadNative, ortLibraryPath } from './native.js';
 import { BACKEND_NAME } from './options.js';
 import { OnebitSessionHandler } from './session_handler.js';
 

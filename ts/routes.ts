@@ -6,18 +6,12 @@
 // are the EP's own (engine/routes_table.cpp, through the addon); this module formats and merges.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
+import type { RouteEntry } from './addon_types.js';
 import { OnebitError } from './errors.js';
 import { loadAddon } from './native.js';
-import type { Route } from './rules.js';
 
-export { routeFor, type Route } from './rules.js';
-
-export interface RouteEntry {
-  K: number;
-  N: number;
-  rows: number;
-  route: Route;
-}
+export type { Route, RouteEntry } from './addon_types.js';
+export { routeFor } from './rules.js';
 
 export const ROUTES_HEADER = '# onebit routes v1: K N rows route (host|device); the largest listed rows <= M decides';
 

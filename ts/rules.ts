@@ -3,11 +3,10 @@
 // (bindings/constants.cpp) rather than written again here: device and lock values, the cost-model
 // and trace-path rules, counter names, the routes lookup. The library's option checks and both
 // CLIs' flag checks are built from these.
+import type { OnebitDevice, OnebitDeviceLock, Route } from './addon_types.js';
 import { loadAddon, nativeConstants } from './native.js';
 
-export type OnebitDevice = 'auto' | 'emu' | 'none';
-export type OnebitDeviceLock = 'call' | 'session';
-export type Route = 'host' | 'device';
+export type { OnebitDevice, OnebitDeviceLock, Route } from './addon_types.js';
 
 /** The EP's snake_case names (option keys, counters) as the package spells them: `qdq_runs` -> `qdqRuns`. */
 export function camelCase(name: string): string {

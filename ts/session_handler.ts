@@ -7,7 +7,7 @@ import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
 import { nativeFeed, nativeFetch } from './feeds.js';
-import type { NativeOutput, NativeRunOptions, NativeSession, NativeTensor, NativeValueMetadata } from './native.js';
+import type { NativeOutput, NativeRunOptions, NativeSession, NativeTensor, NativeValueMetadata } from './addon_types.js';
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
   if (!raw.isTensor) return { name: raw.name, isTensor: false };

@@ -2,25 +2,9 @@
 // onnxruntime-common SessionOptions -> the plain object the addon reads (bindings/session_config.cpp).
 import type { InferenceSession } from 'onnxruntime-node';
 
+import type { NativeSessionConfig } from './addon_types.js';
 import { OnebitOptionError } from './errors.js';
 import { BACKEND_NAME, providerOptions, validateOnebitOptions } from './options.js';
-
-export interface NativeSessionConfig {
-  intraOpNumThreads?: number;
-  interOpNumThreads?: number;
-  graphOptimizationLevel?: number;
-  executionMode?: number;
-  logSeverityLevel?: number;
-  logVerbosityLevel?: number;
-  logId?: string;
-  optimizedModelFilePath?: string;
-  profileFilePrefix?: string;
-  enableCpuMemArena?: boolean;
-  enableMemPattern?: boolean;
-  configEntries: [string, string][];
-  freeDimensionOverrides: [string, string][];
-  epOptions: [string, string][];
-}
 
 const OPTIMIZATION_LEVELS: Record<string, number> = { disabled: 0, basic: 1, extended: 2, layout: 3, all: 99 };
 const EXECUTION_MODES: Record<string, number> = { sequential: 0, parallel: 1 };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { PROJECTIONS, projectionStack } from '../../ts/model/projection_stack.js';
+import { PROJECTIONS, projectionStack } from '../../ts/apps/model/projection_stack.js';
 import { int8Input, qdqGroup } from './helpers/models.js';
 import { ort, pkg, repoRoot, runNode } from './helpers/package.js';
 
@@ -86,7 +86,7 @@ describe('device path (emu) through the Node API', () => {
 
     // The trace file, written at release, summarised by ep-trace.
     expect(existsSync(trace)).toBe(true);
-    const ran = runNode([path.join(repoRoot, 'dist', 'cli', 'ep_trace.js'), trace, '--json']);
+    const ran = runNode([path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_trace.js'), trace, '--json']);
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     const summary = JSON.parse(ran.stdout);
@@ -130,7 +130,7 @@ describe('device path (emu) through the Node API', () => {
       const expected = 20 + (c.K + 4 * c.N) / 20e3 + 50 + (c.K * c.N + 4 * c.K + 16 * c.N) / 51.2e3;
       expect(c.modelledUs).toBeCloseTo(expected, 2);
     }
-    const ran = runNode([path.join(repoRoot, 'dist', 'cli', 'ep_trace.js'), trace]);
+    const ran = runNode([path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_trace.js'), trace]);
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(/modelled total ms \(xdna1\)/);
   });

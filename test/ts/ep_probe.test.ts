@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { pkg, repoRoot, runNode } from './helpers/package.js';
 
-const cli = path.join(repoRoot, 'dist', 'cli', 'ep_probe.js');
+const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_probe.js');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-probe-'));
 // A private design cache and device lock: never the user's, never another test file's.
 const env = { XDG_RUNTIME_DIR: tmp, XDG_CACHE_HOME: path.join(tmp, 'cache'), ONEBIT_DEVICE: '' };

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { pkg, repoRoot, runNode } from './helpers/package.js';
 
-const cli = path.join(repoRoot, 'dist', 'cli', 'ep_trace.js');
+const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_trace.js');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-trace-'));
 
 function event(K: number, N: number, rows: number, route: string, reason: string, ts: number, dur: number, launches = 0) {

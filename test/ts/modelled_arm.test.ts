@@ -10,11 +10,11 @@ import path from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 
-import { modelledArms, type ArmRunner } from '../../ts/cli/modelled_arm.js';
-import { PROJECTIONS } from '../../ts/model/projection_stack.js';
+import { modelledArms, type ArmRunner } from '../../ts/apps/cli/modelled_arm.js';
+import { PROJECTIONS } from '../../ts/apps/model/projection_stack.js';
 import { repoRoot, runNode } from './helpers/package.js';
 
-const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
+const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'onebit_run.js');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-modelled-arm-'));
 // A private model cache, design cache and device lock.
 const env = { ONEBIT_CACHE_DIR: path.join(tmp, 'models'), XDG_CACHE_HOME: path.join(tmp, 'cache'), XDG_RUNTIME_DIR: tmp, ONEBIT_DEVICE: '' };

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { repoRoot, runNode } from './helpers/package.js';
 
-const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
+const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-cache-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 

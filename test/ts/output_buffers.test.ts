@@ -7,7 +7,7 @@
 // memory back (a leak would grow the process by gigabytes here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DataType, valueInfo } from '../../ts/model/onnx_graph.js';
+import { DataType, valueInfo } from '../../ts/apps/model/onnx_graph.js';
 import { exactQdq, int8Input, qdqGroup, qdqGroupModel } from './helpers/models.js';
 import { ort, repoRoot, runNode } from './helpers/package.js';
 

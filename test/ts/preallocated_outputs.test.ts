@@ -11,7 +11,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DataType, model, node, tensor, valueInfo } from '../../ts/model/onnx_graph.js';
+import { DataType, model, node, tensor, valueInfo } from '../../ts/apps/model/onnx_graph.js';
 import { exactQdq, int8Input, qdqGroup, qdqGroupModel } from './helpers/models.js';
 import { ort, pkg, runNode } from './helpers/package.js';
 

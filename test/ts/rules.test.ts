@@ -12,8 +12,8 @@ import { pkg, repoRoot } from './helpers/package.js';
 const require = createRequire(import.meta.url);
 const rules = require(path.join(repoRoot, 'dist', 'rules.js')) as typeof import('../../ts/rules.js');
 const { toCounters } = require(path.join(repoRoot, 'dist', 'counters.js')) as typeof import('../../ts/counters.js');
-const { parseArgs, usage } = require(path.join(repoRoot, 'dist', 'cli', 'args.js')) as typeof import('../../ts/cli/args.js');
-const { parseProbeArgs, probeUsage } = require(path.join(repoRoot, 'dist', 'cli', 'probe_args.js')) as typeof import('../../ts/cli/probe_args.js');
+const { parseArgs, usage } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'args.js')) as typeof import('../../ts/apps/cli/args.js');
+const { parseProbeArgs, probeUsage } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'probe_args.js')) as typeof import('../../ts/apps/cli/probe_args.js');
 const { validateProbeOptions } = require(path.join(repoRoot, 'dist', 'probe.js')) as typeof import('../../ts/probe.js');
 const { nativeConstants } = require(path.join(repoRoot, 'dist', 'native.js')) as typeof import('../../ts/native.js');
 

@@ -13,16 +13,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ort, repoRoot, runNode, type Ran } from './helpers/package.js';
 import { expectAgreementWithOrt, expectQualityAgainstOrt, type Report } from './helpers/smollm2_report.js';
 
-const cli = path.join(repoRoot, 'dist', 'cli', 'onebit_run.js');
+const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'onebit_run.js');
 const cache = mkdtempSync(path.join(os.tmpdir(), 'onebit-smollm2-'));
 const env = { ONEBIT_CACHE_DIR: cache };
 const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 'python');
 const modelDir = path.join(cache, 'smollm2-v6-l2');
 
 /* eslint-disable @typescript-eslint/no-require-imports */
-const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/llm/chat_tokenizer.js');
-const { KvDecoder } = require(path.join(repoRoot, 'dist', 'llm', 'kv_decoder.js')) as typeof import('../../ts/llm/kv_decoder.js');
-const { smollm2 } = require(path.join(repoRoot, 'dist', 'model', 'smollm2.js')) as typeof import('../../ts/model/smollm2.js');
+const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'apps', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/apps/llm/chat_tokenizer.js');
+const { KvDecoder } = require(path.join(repoRoot, 'dist', 'apps', 'llm', 'kv_decoder.js')) as typeof import('../../ts/apps/llm/kv_decoder.js');
+const { smollm2 } = require(path.join(repoRoot, 'dist', 'apps', 'model', 'smollm2.js')) as typeof import('../../ts/apps/model/smollm2.js');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 let report: Report;

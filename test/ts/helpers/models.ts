@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Small models for the tests, written with the package's own ONNX helpers, and an exact reference.
-import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../../../ts/model/onnx_graph.js';
-import { randomStream } from '../../../ts/model/projection_stack.js';
+import { DataType, model, node, scalarFloat, tensor, valueInfo } from '../../../ts/apps/model/onnx_graph.js';
+import { randomStream } from '../../../ts/apps/model/projection_stack.js';
 
 export interface QdqGroup {
   bytes: Uint8Array;

@@ -2,7 +2,7 @@
 // Deterministic inputs for any model: free dimensions take the length (the first) or 1 (the rest).
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
-import { OnebitInputError } from '../errors.js';
+import { OnebitInputError } from '../../errors.js';
 import { randomStream } from '../model/projection_stack.js';
 
 type TensorConstructor = new (type: string, data: unknown, dims: readonly number[]) => Tensor;

@@ -15,8 +15,8 @@ import path from 'node:path';
 
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
-import { OnebitError } from '../errors.js';
-import { readTrace, type TraceCall } from '../trace.js';
+import { OnebitError } from '../../errors.js';
+import { readTrace, type TraceCall } from '../../trace.js';
 
 export interface ModelledArm {
   /** Device calls per run. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A chat prompt of exactly N tokens, for speed runs at fixed prompt lengths: the user turn is the
 // start of a built-in text (repeated when N needs more), cut where the formatted prompt has N tokens.
-import { OnebitInputError } from '../errors.js';
+import { OnebitInputError } from '../../errors.js';
 import type { ChatTokenizer } from './chat_tokenizer.js';
 
 export interface SizedPrompt {

@@ -6,11 +6,12 @@ import { performance } from 'node:perf_hooks';
 
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
-import { OnebitError } from '../errors.js';
-import { onebit } from '../onebit.js';
+import { OnebitError } from '../../errors.js';
+import { onebit } from '../../onebit.js';
 import { cachedModel } from '../model/model_cache.js';
 import { GENERATOR_VERSION, projectionStack } from '../model/projection_stack.js';
-import { parseArgs, usage, UsageError, type RunArgs } from './args.js';
+import { parseArgs, usage, type RunArgs } from './args.js';
+import { UsageError } from './flags.js';
 import { runGeneration } from './generate.js';
 import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { OnebitRuntimeError } from '../errors.js';
+import { OnebitRuntimeError } from '../../errors.js';
 import { cacheDir } from './model_cache.js';
 
 /** Must equal VERSION in models/build_smollm2.py: the cached folder's name carries it. */
@@ -20,7 +20,7 @@ export type ActivationType = (typeof ACTIVATION_TYPES)[number];
 /** The quantized models onebit-run compares (the builder's --weights): A8W8 QDQ, or int4 MatMulNBits. */
 export const WEIGHT_FORMATS = ['a8w8', 'int4'] as const;
 export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
-const packageRoot = path.join(__dirname, '..', '..');
+const packageRoot = path.join(__dirname, '..', '..', '..');
 
 export interface LlamaConfig {
   layers: number;

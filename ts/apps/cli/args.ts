@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
-import { OnebitOptionError } from '../errors.js';
+import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../../rules.js';
 import { ACTIVATION_TYPES, WEIGHT_FORMATS, type ActivationType, type WeightFormat } from '../model/smollm2.js';
-import { nativeConstants } from '../native.js';
-import { type OnebitDevice, costModelsFlagText, costModelsText, devicesFlagText, isCostModel, isDevice } from '../rules.js';
+import { UsageError, choice, costModelOption, count, counts, deviceOption, nonEmpty, readFlags, text, type FlagOptions } from './flags.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
@@ -53,21 +52,6 @@ common options:
   --help             print this text`;
 }
 
-export class UsageError extends OnebitOptionError {}
-
-/** A --device value, checked against the EP's device options. */
-export function deviceOption(value: string | undefined): OnebitDevice {
-  if (!isDevice(value)) throw new UsageError(`--device takes ${nativeConstants().deviceOptions.join(', ')}, got '${value ?? ''}'`);
-  return value;
-}
-
-/** A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule. */
-export function costModelOption(flag: string, value: string | undefined): string {
-  if (!isCostModel(value))
-    throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${value === undefined ? 'nothing' : `'${value}'`}`);
-  return value;
-}
-
 export interface RunArgs {
   /** 'smollm2', 'stack', or a model file. */
   model: string;
@@ -91,92 +75,62 @@ export interface RunArgs {
   help: boolean;
 }
 
-/** A flag's value as an integer >= min, or a UsageError naming the flag. */
-export function count(flag: string, text: string | undefined, min: number): number {
-  // Decimal digits only: Number() alone would take '0x20', '1e2' and ' 40 '.
-  const value = text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : NaN;
-  if (text === undefined || !Number.isSafeInteger(value) || value < min)
-    throw new UsageError(`${flag} needs an integer >= ${min}, got ${text === undefined ? 'nothing' : `'${text}'`}`);
-  return value;
-}
+const FLAGS = {
+  model: { type: 'string' },
+  prompt: { type: 'string' },
+  'prompt-tokens': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  activations: { type: 'string' },
+  weights: { type: 'string' },
+  quality: { type: 'boolean' },
+  bench: { type: 'boolean' },
+  lens: { type: 'string' },
+  warmup: { type: 'string' },
+  repeat: { type: 'string' },
+  threads: { type: 'string' },
+  layers: { type: 'string' },
+  device: { type: 'string' },
+  'cost-model': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies FlagOptions;
 
 export function parseArgs(argv: readonly string[]): RunArgs {
+  const { values, tokens, unknown } = readFlags(argv, FLAGS);
+  if (unknown !== undefined) throw new UsageError(`unknown option ${unknown}; run onebit-run --help for the list`);
+  // The model is --model's value or the one positional argument, in the order given.
+  const models = tokens.flatMap((t) =>
+    t.kind === 'positional' ? [t.value] : t.kind === 'option' && t.name === 'model' ? [nonEmpty('--model', t.value, 'smollm2, stack or a model file')] : [],
+  );
+  if (models.length > 1) throw new UsageError(`one model at a time: got '${models[0]}' and '${models[1]}'`);
+  const integer = <T>(name: keyof typeof FLAGS, min: number, absent: T): number | T =>
+    values[name] === undefined ? absent : count(`--${name}`, text(values[name]), min);
+  const bench = values.bench !== undefined;
+  const activationsGiven = values.activations !== undefined;
+  const weightsGiven = values.weights !== undefined;
   const args: RunArgs = {
-    model: 'smollm2', prompt: DEFAULT_PROMPT, promptTokens: null, maxTokens: 64, activations: 'uint8', weights: 'a8w8', quality: false,
-    bench: false, lens: [1, 32], warmup: NaN, repeat: NaN, threads: 1, device: 'auto', layers: null, json: false, help: false,
+    model: models[0] ?? 'smollm2',
+    prompt: values.prompt === undefined ? DEFAULT_PROMPT : nonEmpty('--prompt', text(values.prompt), 'a non-empty text'),
+    promptTokens: integer('prompt-tokens', 1, null),
+    maxTokens: integer('max-tokens', 1, 64),
+    activations: activationsGiven ? choice('--activations', text(values.activations), ACTIVATION_TYPES) : 'uint8',
+    weights: weightsGiven ? choice('--weights', text(values.weights), WEIGHT_FORMATS) : 'a8w8',
+    quality: values.quality !== undefined,
+    bench,
+    lens: values.lens === undefined ? [1, 32] : counts('--lens', text(values.lens), 0),
+    warmup: integer('warmup', 0, bench ? 3 : 1),
+    repeat: integer('repeat', 1, bench ? 20 : 5),
+    threads: integer('threads', 0, 1),
+    device: values.device === undefined ? 'auto' : deviceOption(text(values.device)),
+    layers: integer('layers', 1, null),
+    costModel: values['cost-model'] === undefined ? undefined : costModelOption('--cost-model', text(values['cost-model'])),
+    json: values.json !== undefined,
+    help: values.help !== undefined,
   };
-  let modelGiven = false;
-  let promptGiven = false;
-  let activationsGiven = false;
-  let weightsGiven = false;
-  const setModel = (model: string) => {
-    if (modelGiven) throw new UsageError(`one model at a time: got '${args.model}' and '${model}'`);
-    args.model = model;
-    modelGiven = true;
-  };
-  for (let i = 0; i < argv.length; ++i) {
-    const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
-    const value = () => inline ?? argv[++i];
-    switch (flag) {
-      case '--bench': args.bench = true; break;
-      case '--json': args.json = true; break;
-      case '--quality': args.quality = true; break;
-      case '--model': {
-        const model = value();
-        if (!model) throw new UsageError('--model needs smollm2, stack or a model file');
-        setModel(model);
-        break;
-      }
-      case '--prompt': {
-        const prompt = value();
-        if (!prompt) throw new UsageError('--prompt needs a non-empty text');
-        args.prompt = prompt;
-        promptGiven = true;
-        break;
-      }
-      case '--prompt-tokens': args.promptTokens = count(flag, value(), 1); break;
-      case '--max-tokens': args.maxTokens = count(flag, value(), 1); break;
-      case '--activations': {
-        const activations = value();
-        if (!ACTIVATION_TYPES.includes(activations as ActivationType))
-          throw new UsageError(`--activations takes ${ACTIVATION_TYPES.join(' or ')}, got ${activations === undefined ? 'nothing' : `'${activations}'`}`);
-        args.activations = activations as ActivationType;
-        activationsGiven = true;
-        break;
-      }
-      case '--weights': {
-        const weights = value();
-        if (!WEIGHT_FORMATS.includes(weights as WeightFormat))
-          throw new UsageError(`--weights takes ${WEIGHT_FORMATS.join(' or ')}, got ${weights === undefined ? 'nothing' : `'${weights}'`}`);
-        args.weights = weights as WeightFormat;
-        weightsGiven = true;
-        break;
-      }
-      case '--help': case '-h': args.help = true; break;
-      case '--warmup': args.warmup = count(flag, value(), 0); break;
-      case '--repeat': args.repeat = count(flag, value(), 1); break;
-      case '--threads': args.threads = count(flag, value(), 0); break;
-      case '--layers': args.layers = count(flag, value(), 1); break;
-      case '--lens': {
-        const text = value();
-        args.lens = (text ?? '').split(',').map((len) => count('--lens', len.trim(), 0));
-        break;
-      }
-      case '--device': {
-        const device = value();
-        args.device = deviceOption(device);
-        break;
-      }
-      case '--cost-model': args.costModel = costModelOption(flag, value()); break;
-      default:
-        if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}; run onebit-run --help for the list`);
-        setModel(flag);
-    }
-  }
   if (args.costModel !== undefined && args.device !== 'emu') throw new UsageError('--cost-model models the emulated device: use it with --device emu');
   if (args.costModel !== undefined && args.model === 'smollm2')
     throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
-  if (promptGiven && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
+  if (values.prompt !== undefined && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
   // Silently ignored, they would label a run of the stack (always uint8 activations) as what was asked.
   if (args.model !== 'smollm2' && (activationsGiven || weightsGiven || args.promptTokens !== null)) {
     const option = activationsGiven ? '--activations' : weightsGiven ? '--weights' : '--prompt-tokens';
@@ -184,7 +138,5 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   }
   if (activationsGiven && args.weights === 'int4')
     throw new UsageError('--activations picks the A8W8 model; the int4 model quantizes its activations per block itself');
-  if (Number.isNaN(args.warmup)) args.warmup = args.bench ? 3 : 1;
-  if (Number.isNaN(args.repeat)) args.repeat = args.bench ? 20 : 5;
   return args;
 }

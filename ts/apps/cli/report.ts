@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What onebit-run found, as one JSON-ready object and as a table for people.
-import type { OnebitCounters } from '../counters.js';
-import { nativeConstants } from '../native.js';
+import type { OnebitCounters } from '../../counters.js';
+import { nativeConstants } from '../../native.js';
 import { formatModelledArms, type ModelledArms } from './modelled_arm.js';
 import { describeOrtInt8, type OrtInt8Check } from './ort_int8_check.js';
 import type { Agreement, Timing } from './statistics.js';

@@ -8,9 +8,9 @@
 // run resolves, which would leave past and present two buffers).
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
-import { OnebitInputError } from '../errors.js';
+import { OnebitInputError } from '../../errors.js';
 import type { Smollm2Files } from '../model/smollm2.js';
-import { onebit } from '../onebit.js';
+import { onebit } from '../../onebit.js';
 
 type TensorConstructor = new (type: string, data: unknown, dims: readonly number[]) => Tensor;
 

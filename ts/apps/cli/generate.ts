@@ -9,14 +9,14 @@ import { performance } from 'node:perf_hooks';
 
 import type { InferenceSession } from 'onnxruntime-node';
 
-import type { OnebitCounters } from '../counters.js';
-import { OnebitInputError, OnebitRuntimeError } from '../errors.js';
+import type { OnebitCounters } from '../../counters.js';
+import { OnebitInputError, OnebitRuntimeError } from '../../errors.js';
 import { ChatTokenizer, TextStream } from '../llm/chat_tokenizer.js';
 import { argmax, KvDecoder } from '../llm/kv_decoder.js';
 import { sizedPrompt } from '../llm/sized_prompt.js';
 import { smollm2, type ActivationType, type Smollm2Files, type WeightFormat } from '../model/smollm2.js';
-import { nativeConstants } from '../native.js';
-import { onebit } from '../onebit.js';
+import { nativeConstants } from '../../native.js';
+import { onebit } from '../../onebit.js';
 import type { RunArgs } from './args.js';
 import type { Progress } from './progress.js';
 import { ARM_NAMES, compare, type ArmName, type Comparison } from './comparison.js';

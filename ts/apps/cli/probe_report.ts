@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ep-probe's outputs: the rows table (text) and the JSON document, whose schema ProbeReport is.
-import { fasterRoute, type ProbeResult, type Spread } from '../probe.js';
-import type { Route } from '../rules.js';
+import { fasterRoute, type ProbeResult, type Spread } from '../../probe.js';
+import type { Route } from '../../rules.js';
 
 export interface ProbeReport extends ProbeResult {
   tool: 'ep-probe';

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // ep-trace: a trace file the EP wrote (ONEBIT_EP_TRACE=<file>) summarised per shape and route.
-import { OnebitError } from '../errors.js';
-import { summarizeTrace, type TraceSummary } from '../trace.js';
+import { OnebitError } from '../../errors.js';
+import { summarizeTrace, type TraceSummary } from '../../trace.js';
+import { readFlags } from './flags.js';
 
 export const TRACE_USAGE = `usage: ep-trace <trace.json> [--json]
 
@@ -59,20 +60,18 @@ export function formatTrace(s: TraceSummary): string {
 }
 
 function main(argv: string[]): number {
-  const json = argv.includes('--json');
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const { values, positionals: files, unknown } = readFlags(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help !== undefined) {
     process.stdout.write(`${TRACE_USAGE}\n`);
     return 0;
   }
-  const unknown = argv.find((a) => a.startsWith('-') && a !== '--json');
-  const files = argv.filter((a) => !a.startsWith('-'));
   if (unknown !== undefined || files.length !== 1) {
     process.stderr.write(`ep-trace: ${unknown !== undefined ? `unknown option ${unknown}` : 'give exactly one trace file'}\n${TRACE_USAGE}\n`);
     return 2;
   }
   try {
     const summary = summarizeTrace(files[0]);
-    process.stdout.write(json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatTrace(summary)}\n`);
+    process.stdout.write(values.json !== undefined ? `${JSON.stringify(summary, null, 2)}\n` : `${formatTrace(summary)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof OnebitError)) throw error;

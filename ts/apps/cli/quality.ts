@@ -5,7 +5,7 @@
 // the same quantized model moves from one text to the next.
 import type { InferenceSession } from 'onnxruntime-node';
 
-import { OnebitRuntimeError } from '../errors.js';
+import { OnebitRuntimeError } from '../../errors.js';
 import type { ChatTokenizer } from '../llm/chat_tokenizer.js';
 import { KvDecoder } from '../llm/kv_decoder.js';
 import type { Smollm2Files } from '../model/smollm2.js';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
-import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../rules.js';
-import { UsageError, costModelOption, count, deviceOption } from './args.js';
+import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../../rules.js';
+import { UsageError, costModelOption, count, counts, deviceOption, nonEmpty, readFlags, text, type FlagOptions } from './flags.js';
 
 /** ep-probe --help (the device and cost-model values as the EP defines them). */
 export function probeUsage(): string {
@@ -43,43 +43,40 @@ export interface ProbeArgs {
   help: boolean;
 }
 
+const FLAGS = {
+  shape: { type: 'string' },
+  rows: { type: 'string' },
+  repeat: { type: 'string' },
+  device: { type: 'string' },
+  model: { type: 'string' },
+  'save-routes': { type: 'string' },
+  'designs-dir': { type: 'string' },
+  seed: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies FlagOptions;
+
 export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
-  const args: ProbeArgs = { K: 0, N: 0, rows: [1, 4, 32, 36], repeat: 20, device: 'emu', seed: 1, json: false, help: false };
-  let shape: string | undefined;
-  for (let i = 0; i < argv.length; ++i) {
-    const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s, 2) : [argv[i], undefined];
-    const value = (): string | undefined => inline ?? argv[++i];
-    switch (flag) {
-      case '--json': args.json = true; break;
-      case '--help': case '-h': args.help = true; break;
-      case '--shape': shape = value(); break;
-      case '--repeat': args.repeat = count(flag, value(), 1); break;
-      case '--seed': args.seed = count(flag, value(), 1); break;
-      case '--rows': args.rows = (value() ?? '').split(',').map((r) => count('--rows', r.trim(), 1)); break;
-      case '--device': {
-        const device = value();
-        args.device = deviceOption(device);
-        break;
-      }
-      case '--save-routes': {
-        const file = value();
-        if (!file) throw new UsageError('--save-routes needs a file name');
-        args.saveRoutes = file;
-        break;
-      }
-      case '--model': args.model = costModelOption(flag, value()); break;
-      case '--designs-dir': {
-        const dir = value();
-        if (!dir) throw new UsageError('--designs-dir needs a directory');
-        args.designsDir = dir;
-        break;
-      }
-      default:
-        throw new UsageError(`unknown argument ${flag}; run ep-probe --help for the list`);
-    }
-  }
+  const { values, positionals, unknown } = readFlags(argv, FLAGS);
+  const stray = unknown ?? positionals[0];
+  if (stray !== undefined) throw new UsageError(`unknown argument ${stray}; run ep-probe --help for the list`);
+  const given = (name: keyof typeof FLAGS) => values[name] !== undefined;
+  const args: ProbeArgs = {
+    K: 0,
+    N: 0,
+    rows: given('rows') ? counts('--rows', text(values.rows), 1) : [1, 4, 32, 36],
+    repeat: given('repeat') ? count('--repeat', text(values.repeat), 1) : 20,
+    device: given('device') ? deviceOption(text(values.device)) : 'emu',
+    saveRoutes: given('save-routes') ? nonEmpty('--save-routes', text(values['save-routes']), 'a file name') : undefined,
+    designsDir: given('designs-dir') ? nonEmpty('--designs-dir', text(values['designs-dir']), 'a directory') : undefined,
+    seed: given('seed') ? count('--seed', text(values.seed), 1) : 1,
+    model: given('model') ? costModelOption('--model', text(values.model)) : undefined,
+    json: given('json'),
+    help: given('help'),
+  };
   if (args.help) return args;
   if (args.model !== undefined && args.device === 'none') throw new UsageError('--model models the device calls: use it with --device emu');
+  const shape = text(values.shape);
   if (shape === undefined) throw new UsageError('--shape KxN is required, e.g. --shape 1024x2048');
   const match = /^(\d+)x(\d+)$/i.exec(shape.trim());
   if (!match) throw new UsageError(`--shape takes KxN, e.g. 1024x2048, got '${shape}'`);

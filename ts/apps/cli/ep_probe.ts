@@ -4,10 +4,10 @@
 // JSON, or a routes file for the EP option `routes`.
 import path from 'node:path';
 
-import { OnebitError } from '../errors.js';
-import { probe } from '../probe.js';
-import { saveRoutes } from '../routes.js';
-import { UsageError } from './args.js';
+import { OnebitError } from '../../errors.js';
+import { probe } from '../../probe.js';
+import { saveRoutes } from '../../routes.js';
+import { UsageError } from './flags.js';
 import { parseProbeArgs, probeUsage, type ProbeArgs } from './probe_args.js';
 import { formatProbe, toReport } from './probe_report.js';
 
