@@ -87,7 +87,7 @@ for (const [K, N] of shapes) {
     }
     await runSuite(suite);
     const counters = onebit.counters(sessions['onebit s8']);
-    if (counters.groups !== 1 || counters.qdqRuns === 0) throw new Error(`the onebit arm did not run on the EP: ${JSON.stringify(counters)}`);
+    if (counters.groups !== 1 || counters.groupRuns === 0) throw new Error(`the onebit arm did not run on the EP: ${JSON.stringify(counters)}`);
     const mean = Object.fromEntries(suite.map((b) => [b.name, b.stats.mean * 1e3]));
     const cells = suite.map((b) => `${b.name} ${(b.stats.mean * 1e3).toFixed(3)} (±${b.stats.rme.toFixed(1)} %, ${b.stats.sample.length})`);
     const ours = mean['onebit s8'];

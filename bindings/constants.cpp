@@ -42,12 +42,7 @@ Napi::Object constants(Napi::Env env) {
   o.Set("tracePathRule", kTracePathRule);
   o.Set("nbitsAccuracyValues", strings(env, kNbitsAccuracyValues));
   Napi::Array counters = Napi::Array::New(env, static_cast<size_t>(Counter::Count));
-  for (uint32_t i = 0; i < counters.Length(); ++i) {
-    Napi::Object c = Napi::Object::New(env);
-    c.Set("id", counter_name(static_cast<Counter>(i)).id);
-    c.Set("label", counter_name(static_cast<Counter>(i)).label);
-    counters.Set(i, c);
-  }
+  for (uint32_t i = 0; i < counters.Length(); ++i) counters.Set(i, counter_name(static_cast<Counter>(i)));
   o.Set("counters", counters);
   o.Set("deviceMinRows", static_cast<double>(kDeviceMinRows));
   o.Set("maxDeviceTimeoutMs", static_cast<double>(EpOptions::kMaxDeviceTimeoutMs));

@@ -9,7 +9,7 @@
 namespace onebit {
 
 enum class Counter {
-  QdqRuns,          // fused-group executions
+  GroupRuns,        // fused-group executions: every run adds one per group the EP claimed
   Groups,           // fused groups compiled
   HostRowsPolicy,   // calls kept on the host: fewer rows than min_device_rows
   HostRoutes,       // calls kept on the host by the routes table
@@ -31,20 +31,18 @@ enum class Counter {
   Count
 };
 
-struct CounterName {
-  const char* id;     // snake_case, for hosts reading them (OnebitEp_GetCounters)
-  const char* label;  // as in the trace line
-};
-const CounterName& counter_name(Counter c);
+// The counter's one name, snake_case: in the trace line, the trace file, OnebitEp_GetCounters and
+// (camel-cased) the TypeScript counters.
+const char* counter_name(Counter c);
 
 class Counters {
  public:
   void add(Counter c, uint64_t n = 1) { values_[index(c)].fetch_add(n, std::memory_order_relaxed); }
   uint64_t get(Counter c) const { return values_[index(c)].load(std::memory_order_relaxed); }
 
-  // "onebit: qdq runs=N host-rows policy=N ... groups=N"
+  // "onebit: group_runs=N groups=N host_rows_policy=N ..."
   std::string summary_line() const;
-  // {"qdq_runs": N, ...}
+  // {"group_runs": N, ...}
   std::string summary_json() const;
 
  private:

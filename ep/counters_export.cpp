@@ -53,7 +53,7 @@ int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out, size_
   const auto count = static_cast<size_t>(onebit::Counter::Count);
   for (size_t i = 0; i < count && i < capacity; ++i) {
     const auto c = static_cast<onebit::Counter>(i);
-    out[i] = {onebit::counter_name(c).id, counters->get(c)};
+    out[i] = {onebit::counter_name(c), counters->get(c)};
   }
   return static_cast<int64_t>(count);
 }

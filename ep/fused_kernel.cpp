@@ -127,7 +127,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
     const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
     for (const CallResult& call : run_group(plan, site, shape, in, out)) report_call(kernel.session, plan, shape, call);
-    count(kernel.session.counters, Counter::QdqRuns);
+    count(kernel.session.counters, Counter::GroupRuns);
   });
 }
 

@@ -97,7 +97,7 @@ def main() -> int:
               f"  ORT CPU {statistics.median(theirs_ms):8.2f} ms (min {min(theirs_ms):.2f} max {max(theirs_ms):.2f})"
               f"  outputs differing {100 * np.mean(diff > 0):.2f}%, max {diff.max()} LSB")
     sys.stdout.flush()
-    del ep_session  # prints the EP's counter line: qdq runs = groups x runs
+    del ep_session  # prints the EP's counter line: group_runs = groups x runs
     return 0
 
 

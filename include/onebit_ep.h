@@ -26,7 +26,7 @@ extern "C" {
 #define ONEBIT_EP_EXPORT
 #endif
 
-/* One named counter; names are static strings owned by the library (snake_case, e.g. qdq_runs). */
+/* One named counter; names are static strings owned by the library (snake_case, e.g. group_runs). */
 typedef struct OnebitEpCounter {
   const char* name;
   uint64_t value;

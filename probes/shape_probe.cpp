@@ -176,7 +176,7 @@ ProbeResult run_probe(const ProbeOptions& options) {
   }
   for (size_t i = 0; i < static_cast<size_t>(Counter::Count); ++i) {
     const auto c = static_cast<Counter>(i);
-    result.device_counters.emplace_back(counter_name(c).id, device_counters.get(c));
+    result.device_counters.emplace_back(counter_name(c), device_counters.get(c));
   }
   return result;
 }

@@ -78,8 +78,8 @@ export interface NativeConstants {
   tracePathRule: string;
   /** Values of the matmul_nbits_accuracy option: level4 (default) or any. */
   nbitsAccuracyValues: string[];
-  /** The EP's counters in its order: `id` as OnebitEp_GetCounters names it, `label` as the trace line does. */
-  counters: { id: string; label: string }[];
+  /** The EP's counter names in its order, snake_case as the trace line and OnebitEp_GetCounters give them. */
+  counters: string[];
   deviceMinRows: number;
   /** Largest device_timeout_ms (one day). */
   maxDeviceTimeoutMs: number;

@@ -5,7 +5,7 @@ import { camelCase, counterNames } from './rules.js';
 
 export interface OnebitCounters {
   /** Fused-group executions: every run adds one per group the EP claimed. */
-  qdqRuns: number;
+  groupRuns: number;
   /** Fused groups the EP compiled for the session (quantized MatMul groups it claimed). */
   groups: number;
   /** Calls kept on the host because they had fewer rows than minDeviceRows. */
@@ -43,16 +43,32 @@ export interface OnebitCounters {
   hostNs: number;
   /** Nanoseconds in device calls (upload, launches, syncs, epilogue). */
   deviceNs: number;
+  /** @deprecated Renamed `groupRuns` (the same value); this alias warns once and goes in the next release. */
+  readonly qdqRuns: number;
   /** Counters a newer EP library reports that this version does not name yet. */
   [counter: string]: number;
 }
 
-/** The snake_case counter names of the EP (`qdq_runs`, ...) as typed camelCase counters. */
+// The counter's name before it was groupRuns: a trace file of an older EP may still carry it.
+const LEGACY_GROUP_RUNS = 'qdq_runs';
+let warnedQdqRuns = false;
+
+/** The snake_case counter names of the EP (`group_runs`, ...) as typed camelCase counters. */
 export function toCounters(raw: Record<string, number>): OnebitCounters {
   // Every counter this version names, in the EP's order: 0 until the EP reports it (an EP library
   // older than the addon, or a trace file, may report fewer).
   const counters: Record<string, number> = {};
   for (const name of counterNames()) counters[name] = 0;
-  for (const [name, value] of Object.entries(raw)) counters[camelCase(name)] = value;
+  for (const [name, value] of Object.entries(raw)) counters[camelCase(name === LEGACY_GROUP_RUNS ? 'group_runs' : name)] = value;
+  Object.defineProperty(counters, 'qdqRuns', {
+    enumerable: false,
+    get() {
+      if (!warnedQdqRuns) {
+        warnedQdqRuns = true;
+        process.emitWarning('onebit: counters.qdqRuns is deprecated: use counters.groupRuns', 'DeprecationWarning');
+      }
+      return counters.groupRuns;
+    },
+  });
   return counters as OnebitCounters;
 }

@@ -8,7 +8,7 @@ import { loadAddon, nativeConstants } from './native.js';
 
 export type { OnebitDevice, OnebitDeviceLock, Route } from './addon_types.js';
 
-/** The EP's snake_case names (option keys, counters) as the package spells them: `qdq_runs` -> `qdqRuns`. */
+/** The EP's snake_case names (option keys, counters) as the package spells them: `group_runs` -> `groupRuns`. */
 export function camelCase(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
@@ -69,7 +69,7 @@ export function tracePathRule(): string {
 
 /** The EP's counters, camel-cased, in its order (engine/counters.cpp). */
 export function counterNames(): string[] {
-  return nativeConstants().counters.map((c) => camelCase(c.id));
+  return nativeConstants().counters.map(camelCase);
 }
 
 /** The EP's routes lookup (engine/routes_table.cpp): the route of the largest listed rows <= M for (K, N); null = no say. */

@@ -56,7 +56,7 @@ def run_host(host, prefix, ort_runtime_lib, model_path):
     assert lines[1] == "devices: 1", result.stdout
     np.testing.assert_array_equal(np.array(lines[2].split()[1:], dtype=np.int64), expected.astype(np.int64))
     assert lines[3] == f"library: {header_define('ONEBIT_EP_NAME')} {header_define('ONEBIT_EP_VERSION')}"
-    assert "onebit: qdq runs=1 groups=1 " in result.stderr, result.stderr
+    assert "onebit: group_runs=1 groups=1 " in result.stderr, result.stderr
     # The host was linked against the unpacked library, not a build tree's.
     ldd = subprocess.run(["ldd", host], capture_output=True, text=True, check=True).stdout
     assert re.search(rf"libonebit_ep\.so => {re.escape(str(prefix))}/lib/libonebit_ep\.so", ldd), ldd

@@ -63,7 +63,7 @@ def test_readme_example_runs_exactly_in_a_fresh_venv(tmp_path, venvs, qdq_case, 
     np.testing.assert_array_equal(np.array(run["output"], dtype=run["dtype"]), qdq_case.expected)
     assert run["dtype"] == "int8"
     # The EP ran the group (its trace line, printed when the session is released) ...
-    assert re.search(r"^onebit: qdq runs=1 groups=1 ", result.stderr, re.M), result.stderr
+    assert re.search(r"^onebit: group_runs=1 groups=1 ", result.stderr, re.M), result.stderr
     assert run["providers"][0] == header_define("ONEBIT_EP_NAME"), run["providers"]
     # ... in the onnxruntime asked for; one device, named and versioned as the package says.
     if ort_requirement != "onnxruntime":

@@ -120,7 +120,7 @@ def parse_trace(text: str) -> list[dict]:
 @dataclass
 class EpRun:
     outputs: list  # outputs of each run: outputs[run][output index]
-    counters: dict  # the session's trace counters ("qdq runs", "groups", ...)
+    counters: dict  # the session's trace counters ("group_runs", "groups", ...)
     assignment: dict = field(default_factory=dict)  # EP name -> [(node name, op type)]
     stderr: str = ""
 
@@ -129,8 +129,8 @@ class EpRun:
         return self.counters["groups"]
 
     @property
-    def qdq_runs(self) -> int:
-        return self.counters["qdq runs"]
+    def group_runs(self) -> int:
+        return self.counters["group_runs"]
 
     def ep_nodes(self, ep=EP_NAME):
         return self.assignment.get(ep, [])

@@ -180,7 +180,7 @@ def test_group_claimed_and_exact(shapes, form, types, ep_lib, claim_all):
         feeds.append(f)
     run = es.run_with_ep(model, feeds)
     assert run.groups == 1, f"{form} {shapes}: not claimed\n{run.stderr}"
-    assert run.qdq_runs == len(feeds), run.counters
+    assert run.group_runs == len(feeds), run.counters
     bound = ort_bound(form)
     for f, (y,) in zip(feeds, run.outputs):
         what = f"{form} {shapes} a{list(f['a'].shape)} b{list(f['b'].shape)}"
@@ -233,7 +233,7 @@ def test_quantize_dynamic_attention_exact(which, ep_lib, claim_all, tmp_path):
     assert {n.op_type for n in qmodel.graph.node} >= {"DynamicQuantizeLinear", "MatMulInteger"}
     feeds = [attention_feeds(rng, which), attention_feeds(rng, which, B=1, S=1), attention_feeds(rng, which, S=0)]
     run = es.run_with_ep(qmodel, feeds)
-    assert run.groups == 1 and run.qdq_runs == len(feeds), f"{run.counters}\n{run.stderr}"
+    assert run.groups == 1 and run.group_runs == len(feeds), f"{run.counters}\n{run.stderr}"
     assert "MatMulInteger" in {op for _, op in run.ep_nodes()}, run.assignment
     y_name = qmodel.graph.output[0].name
     for f, outputs in zip(feeds, run.outputs):
@@ -271,7 +271,7 @@ def test_quantize_static_attention_on_ep(which, form, ep_lib, claim_all, tmp_pat
     step = float(next(onnx.numpy_helper.to_array(t) for t in qmodel.graph.initializer if t.name == last_dq.input[1]))
     feeds = [attention_feeds(rng, which), attention_feeds(rng, which, B=1, S=1)]
     run = es.run_with_ep(qmodel, feeds)
-    assert run.groups == 1 and run.qdq_runs == len(feeds), f"{run.counters}\n{run.stderr}"
+    assert run.groups == 1 and run.group_runs == len(feeds), f"{run.counters}\n{run.stderr}"
     for f, (got,) in zip(feeds, run.outputs):
         (cpu,) = es.run_cpu(qmodel, f)
         assert got.shape == cpu.shape and got.dtype == cpu.dtype
@@ -292,7 +292,7 @@ def test_quantize_static_symbolic_k_quantizes_in_the_group(ep_lib, claim_all, tm
     step = float(next(onnx.numpy_helper.to_array(t) for t in qmodel.graph.initializer if t.name == last_dq.input[1]))
     for threads in (1, 2):
         run = es.run_with_ep(qmodel, feeds, threads=threads)
-        assert run.groups == 1 and run.qdq_runs == len(feeds), f"{run.counters}\n{run.stderr}"
+        assert run.groups == 1 and run.group_runs == len(feeds), f"{run.counters}\n{run.stderr}"
         assert "QuantizeLinear" in {op for _, op in run.ep_nodes()}, run.assignment
         for f, (got,) in zip(feeds, run.outputs):
             (cpu,) = es.run_cpu(qmodel, f)
@@ -362,7 +362,7 @@ def test_groups_ort_gets_wrong_are_claimed_whatever_their_shape(form, ep_lib, mo
         assert run.groups == 0, run.counters
         assert DECLINE.format(-1, 64, -1) in verbose_capability_log(model)
         return
-    assert run.groups == 1 and run.qdq_runs == 1, f"{form}: not claimed where ORT saturates\n{run.stderr}"
+    assert run.groups == 1 and run.group_runs == 1, f"{form}: not claimed where ORT saturates\n{run.stderr}"
     exact = expected(form, f, u8, s8)
     es.assert_exact(run.outputs[0][0], exact, f"{form} u8·s8 on the EP")
     (cpu,) = es.run_cpu(model, f)
@@ -413,7 +413,7 @@ def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
     rng = np.random.default_rng(9)
     f = {"a": full_range(rng, (1, 2, 512, 512), u8), "b": full_range(rng, (1, 2, 512, 8), s8)}
     run = es.run_with_ep(static_shaped(form, (1, 2, 512, 512), (1, 2, 512, 8)), f)
-    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    assert run.groups == 1 and run.group_runs == 1, run.counters
     es.assert_exact(run.outputs[0][0], expected(form, f, u8, s8), f"{form} PV 512")
     for (M, K, N) in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):  # uint8 B: exact in ORT everywhere
         log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, N), np.dtype(np.uint8)))
@@ -457,8 +457,8 @@ def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
     run = es.run_with_ep(model, f, options={"device": "emu", "designs_dir": tmp_path / "designs",
                                             "min_device_rows": 1, "trace": trace})
     es.assert_exact(run.outputs[0][0], expected("qlinear", f, u8, s8), "device session")
-    assert run.groups == 1 and run.counters["device calls"] == 0 and run.counters["device fallbacks"] == 0, run.counters
-    assert run.counters["host-only kind"] == 6, run.counters
+    assert run.groups == 1 and run.counters["device_calls"] == 0 and run.counters["device_fallbacks"] == 0, run.counters
+    assert run.counters["host_only_kind"] == 6, run.counters
     calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
     assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "host-only-kind", 16, 40)}
 

@@ -175,7 +175,7 @@ def test_near_miss_is_declined_and_matches_cpu(name, ep_lib):
     model, extra = DECLINED[name]()
     feeds = [dict(extra, x_q=_activation(model, m, 50 + i)) for i, m in enumerate((1, 7, 36))]
     run = es.run_with_ep(model, feeds)
-    assert run.groups == 0 and run.qdq_runs == 0, f"{name}: the EP claimed a group it must decline: {run.counters}"
+    assert run.groups == 0 and run.group_runs == 0, f"{name}: the EP claimed a group it must decline: {run.counters}"
     assert not run.ep_nodes(), f"{name}: nodes assigned to the EP: {run.ep_nodes()}"
     for f, outs in zip(feeds, run.outputs):
         cpu = es.run_cpu(model, f)
@@ -193,11 +193,11 @@ def test_a_weight_that_is_a_graph_input_is_an_activation_x_activation_group(ep_l
     feeds = [dict(extra, x_q=_activation(model, m, 50 + i)) for i, m in enumerate((1, 7, 36))]
     run = es.run_with_ep(model, feeds)
     if not ort_u8s8_saturates():
-        assert run.groups == 0 and run.qdq_runs == 0, run.counters
+        assert run.groups == 0 and run.group_runs == 0, run.counters
         for f, outs in zip(feeds, run.outputs):
             es.assert_exact(outs[0], es.run_cpu(model, f)[0], "declined: ORT's output")
         return
-    assert run.groups == 1 and run.qdq_runs == len(feeds), run.counters
+    assert run.groups == 1 and run.group_runs == len(feeds), run.counters
     for f, outs in zip(feeds, run.outputs):
         acc = (f["x_q"].astype(np.int64) - 1) @ f["w_q"].astype(np.int64)  # x zero point 1, w's 0
         exact = (acc * (np.float64(np.float32(0.02)) * np.float64(np.float32(0.01)))).astype(np.float32)
@@ -330,4 +330,4 @@ def test_runtime_wrong_k_is_claimed(ep_lib):
     wi, wn = _w_dq()
     model = _model([xn, wn, _matmul()], xi + wi, x_dims=("M", "K"))
     run = es.run_with_ep(model, {"x_q": np.ones((2, K), np.int8)})
-    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    assert run.groups == 1 and run.group_runs == 1, run.counters

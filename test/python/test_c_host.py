@@ -43,7 +43,7 @@ def test_c_host_runs_qdq_group_exactly(tmp_path, x_type, out_type):
     assert lines[0] == "second registration: library is already registered under onebit", lines[0]
     assert lines[1] == "devices: 1"
     printed = lines[2].split()[1:]
-    assert "onebit: qdq runs=1 groups=1" in result.stderr, result.stderr
+    assert "onebit: group_runs=1 groups=1" in result.stderr, result.stderr
 
     x = deterministic_input(M, spec.K, x_type)
     expected = reference.reference_run(model, {model.graph.input[0].name: x})[0].reshape(-1)

@@ -108,7 +108,7 @@ def test_constant_weight_variant_claimed_and_exact(name, ep_lib):
     run = es.run_with_ep(variant, feeds)
     expected = onnx.numpy_helper.to_array(outputs[0])
     es.assert_exact(run.outputs[0][0], expected, f"{name} (constant weights) with the EP")
-    assert run.counters["groups"] == 1 and run.counters["qdq runs"] == 1, \
+    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, \
         f"{name}: the EP did not claim/run the {op} node: {run.counters}"
     cpu_ops = [op_type for _, op_type in run.ep_nodes("CPUExecutionProvider")]
     assert op not in cpu_ops, f"{name}: {op} was assigned to the CPU EP: {run.assignment}"
@@ -128,7 +128,7 @@ def test_non_constant_b_variant_claimed_and_exact(name, ep_lib, monkeypatch):
     assert len(feeds) == (4 if op == "MatMulInteger" else 2)
     run = es.run_with_ep(variant, feeds)
     es.assert_exact(run.outputs[0][0], onnx.numpy_helper.to_array(outputs[0]), f"{name} (non-constant B) with the EP")
-    assert run.counters["groups"] == 1 and run.counters["qdq runs"] == 1, \
+    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, \
         f"{name}: the EP did not claim/run the {op} node: {run.counters}\n{run.stderr}"
 
 
@@ -143,6 +143,6 @@ def test_unmodified_case_with_ep_registered(name, ep_lib, monkeypatch):
     for i, (g, e) in enumerate(zip(run.outputs[0], expected)):
         es.assert_matches_expected(g, e, f"{name} output {i} with the EP registered")
     # Nothing in these graphs has a constant quantized weight: the EP must decline every node.
-    assert run.counters["groups"] == 0 and run.counters["qdq runs"] == 0, \
+    assert run.counters["groups"] == 0 and run.counters["group_runs"] == 0, \
         f"{name}: the EP claimed a node it must decline: {run.counters}"
     assert not run.ep_nodes(), f"{name}: nodes assigned to the EP: {run.ep_nodes()}"

@@ -70,25 +70,25 @@ def test_emu_equals_host_and_counts_every_byte(ep_lib, stack, isolated):
         es.assert_exact(outs[0], reference.reference_run(es.level1_model(stack), f)[0])
     c = run.counters
     calls = GROUPS * len(rows_list)
-    assert c["qdq runs"] == calls and c["device calls"] == calls, c
-    assert c["host-rows policy"] == 0 and c["device fallbacks"] == 0 and c["device-busy"] == 0, c
-    assert c["A bytes"] == sum(rows * K for rows in rows_list for K, _ in SHAPES), c
-    assert c["C bytes"] == sum(rows * N * 4 for rows in rows_list for _, N in SHAPES), c
-    assert c["C syncs narrowed"] == calls and c["C syncs whole"] == 0, c
+    assert c["group_runs"] == calls and c["device_calls"] == calls, c
+    assert c["host_rows_policy"] == 0 and c["device_fallbacks"] == 0 and c["device_busy"] == 0, c
+    assert c["a_bytes_synced"] == sum(rows * K for rows in rows_list for K, _ in SHAPES), c
+    assert c["c_bytes_synced"] == sum(rows * N * 4 for rows in rows_list for _, N in SHAPES), c
+    assert c["c_syncs_narrowed"] == calls and c["c_syncs_whole"] == 0, c
     # Blocks of 32 and 4 rows: at least one launch a call, 36 rows = 32 + 4.
-    assert c["launches"] >= calls, c
-    assert c["designs built"] == 2 * GROUPS and c["designs loaded"] == 2 * GROUPS, c
-    assert c["designs failed"] == 0 and c["device ns"] > 0, c
+    assert c["device_launches"] >= calls, c
+    assert c["designs_built"] == 2 * GROUPS and c["designs_loaded"] == 2 * GROUPS, c
+    assert c["designs_failed"] == 0 and c["device_ns"] > 0, c
     # A second session finds the designs in the cache.
     again = es.run_with_ep(stack, feeds[:1], options={"device": "emu", "min_device_rows": 1, **isolated})
-    assert again.counters["designs built"] == 0 and again.counters["designs loaded"] == 2 * GROUPS, again.counters
+    assert again.counters["designs_built"] == 0 and again.counters["designs_loaded"] == 2 * GROUPS, again.counters
 
 
 def test_min_device_rows_boundary(ep_lib, stack, isolated):
     feeds = feeds_for([7, 8])
     run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 8, **isolated})
-    assert run.counters["host-rows policy"] == GROUPS, run.counters  # the 7-row run
-    assert run.counters["device calls"] == GROUPS, run.counters  # the 8-row run
+    assert run.counters["host_rows_policy"] == GROUPS, run.counters  # the 7-row run
+    assert run.counters["device_calls"] == GROUPS, run.counters  # the 8-row run
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
@@ -96,9 +96,9 @@ def test_whole_c_syncs_give_identical_outputs(ep_lib, stack, isolated, monkeypat
     feeds = feeds_for([5, 36])
     monkeypatch.setenv("NPU_NO_C_NARROW", "1")
     run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
-    assert run.counters["C syncs whole"] == 2 * GROUPS and run.counters["C syncs narrowed"] == 0, run.counters
+    assert run.counters["c_syncs_whole"] == 2 * GROUPS and run.counters["c_syncs_narrowed"] == 0, run.counters
     narrowed_bytes = sum(rows * N * 4 for rows in (5, 36) for _, N in SHAPES)
-    assert run.counters["C bytes"] > narrowed_bytes, run.counters
+    assert run.counters["c_bytes_synced"] > narrowed_bytes, run.counters
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
@@ -109,7 +109,7 @@ def test_routes_file_keeps_listed_rows_on_the_host(ep_lib, stack, isolated, tmp_
     run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, "routes": str(routes),
                                                 **isolated})
     # 64x128: host at 4 rows (routes), device at 40; 128x64: device at both; 64x32 unlisted: device.
-    assert run.counters["host routes"] == 1 and run.counters["device calls"] == 2 * GROUPS - 1, run.counters
+    assert run.counters["host_routes"] == 1 and run.counters["device_calls"] == 2 * GROUPS - 1, run.counters
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
@@ -128,7 +128,7 @@ def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
                                                 **isolated})
     data = json.loads(trace.read_text())
     events = data["traceEvents"]
-    assert len(events) == run.counters["qdq runs"] == 2 * GROUPS
+    assert len(events) == run.counters["group_runs"] == 2 * GROUPS
     for e in events:
         assert e["ph"] == "X" and e["dur"] >= 0 and e["name"] == f"gemm_q8 {e['args']['K']}x{e['args']['N']}"
         assert (e["args"]["K"], e["args"]["N"]) in SHAPES
@@ -151,10 +151,10 @@ def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack
     (designs / "emu_64x128_m32.elf").write_bytes(b"\x7fELF" + b"\x00" * 60)  # truncated, wrong
     feeds = feeds_for([9, 9, 9])
     run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
-    assert run.counters["designs failed"] == 1, run.counters  # once per session, not per call
-    assert run.counters["device fallbacks"] == 3, run.counters  # that group's three calls
-    assert run.counters["device calls"] == 3 * (GROUPS - 1), run.counters
-    assert "emu_64x128_m32.elf" in run.stderr or run.counters["designs failed"] == 1
+    assert run.counters["designs_failed"] == 1, run.counters  # once per session, not per call
+    assert run.counters["device_fallbacks"] == 3, run.counters  # that group's three calls
+    assert run.counters["device_calls"] == 3 * (GROUPS - 1), run.counters
+    assert "emu_64x128_m32.elf" in run.stderr or run.counters["designs_failed"] == 1
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
@@ -172,14 +172,14 @@ def test_device_busy_when_another_process_holds_the_array(ep_lib, stack, isolate
         assert holder.stdout.readline().strip() == "held"
         feeds = feeds_for([12, 40])
         run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
-        assert run.counters["device-busy"] == 2 * GROUPS and run.counters["device calls"] == 0, run.counters
+        assert run.counters["device_busy"] == 2 * GROUPS and run.counters["device_calls"] == 0, run.counters
         assert_same_outputs(run.outputs, host_outputs(stack, feeds))
     finally:
         holder.kill()
         holder.wait()
     # Released with its holder: the device takes calls again.
     run = es.run_with_ep(stack, feeds_for([12]), options={"device": "emu", "min_device_rows": 1, **isolated})
-    assert run.counters["device calls"] == GROUPS and run.counters["device-busy"] == 0, run.counters
+    assert run.counters["device_calls"] == GROUPS and run.counters["device_busy"] == 0, run.counters
 
 
 CHILD = textwrap.dedent("""
@@ -209,9 +209,9 @@ def test_injected_device_failures_end_on_the_host(ep_lib, stack, isolated, tmp_p
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert child.returncode == 0, child.stderr
     counters = json.loads(child.stdout.strip().splitlines()[-1])
-    assert counters["device fallbacks"] == GROUPS and counters["device calls"] == 0, counters
+    assert counters["device_fallbacks"] == GROUPS and counters["device_calls"] == 0, counters
     if failure == "design":
-        assert counters["designs failed"] == GROUPS, counters
+        assert counters["designs_failed"] == GROUPS, counters
     assert time.monotonic() - start < 60  # a stalled device costs one timeout per call, never a hang
     outputs = np.load(out_path)
     es.assert_exact(outputs["arr_0"], host_outputs(stack, [feeds])[0][0])
@@ -225,8 +225,8 @@ def test_projection_stack_on_emu_equals_host(ep_lib, isolated):
     feeds = [{"x_q": np.random.default_rng(r).integers(-128, 128, (r, 1024), dtype=np.int8)} for r in (1, 36)]
     run = es.run_with_ep(model, feeds, options={"device": "emu", "min_device_rows": 8, **isolated})
     groups = len(PROJECTIONS)
-    assert run.counters["groups"] == groups and run.counters["qdq runs"] == groups * len(feeds), run.counters
-    assert run.counters["host-rows policy"] == groups and run.counters["device calls"] == groups, run.counters
+    assert run.counters["groups"] == groups and run.counters["group_runs"] == groups * len(feeds), run.counters
+    assert run.counters["host_rows_policy"] == groups and run.counters["device_calls"] == groups, run.counters
     assert_same_outputs(run.outputs, host_outputs(model, feeds))
 
 
@@ -289,7 +289,7 @@ def test_design_that_is_a_fifo_is_rejected_without_blocking(ep_lib, stack, isola
     assert child.returncode == 0, child.stderr
     counters = json.loads(child.stdout.strip().splitlines()[-1])
     # The 64x128 group's designs fail, the two others run on the device.
-    assert counters["designs failed"] == 1 and counters["device calls"] == GROUPS - 1, counters
+    assert counters["designs_failed"] == 1 and counters["device_calls"] == GROUPS - 1, counters
 
 
 def test_missing_trace_directory_fails_session_creation_with_errno(ep_lib, stack, isolated, tmp_path):
@@ -389,7 +389,7 @@ def test_device_timeout_is_bounded(ep_lib, stack, isolated, value, ok):
     options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": value, **isolated}
     if ok:
         run = es.run_with_ep(stack, feeds_for([20]), options=options)
-        assert run.counters["device calls"] == GROUPS and run.counters["device fallbacks"] == 0, run.counters
+        assert run.counters["device_calls"] == GROUPS and run.counters["device_fallbacks"] == 0, run.counters
     else:
         with pytest.raises(Exception) as info:
             es.create_ep_session(stack, options)
@@ -404,7 +404,7 @@ def test_missing_lock_directory_warns_once(ep_lib, stack, tmp_path, monkeypatch)
     options = {"device": "emu", "min_device_rows": 1, "designs_dir": str(tmp_path / "designs")}
     run = es.run_with_ep(stack, feeds_for([12, 12, 12]), options=options)
     c = run.counters
-    assert c["device fallbacks"] == 3 and c["device-breaker skips"] == 3 * GROUPS - 3, c
-    assert c["device calls"] == 0, c
+    assert c["device_fallbacks"] == 3 and c["device_breaker_skips"] == 3 * GROUPS - 3, c
+    assert c["device_calls"] == 0, c
     lock = tmp_path / "no-such-dir" / "onebit-npu.lock"
     assert run.stderr.count(f"cannot open device lock: {lock}: cannot open: No such file or directory") == 1, run.stderr

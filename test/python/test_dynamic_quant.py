@@ -108,7 +108,7 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     n_groups = sum(n.op_type == "MatMulInteger" for n in qmodel.graph.node)
     run = run_with_ep(qmodel, [{"x": x} for x in feeds_x])
     assert run.groups == n_groups, f"{label}: {run.groups} of {n_groups} MatMulInteger groups claimed\n{run.stderr}"
-    assert run.qdq_runs == n_groups * len(feeds_x), run.counters
+    assert run.group_runs == n_groups * len(feeds_x), run.counters
     on_ep = {name for name, op in run.ep_nodes() if op == "MatMulInteger"}
     assert on_ep == {n.name for n in qmodel.graph.node if n.op_type == "MatMulInteger"}, run.assignment
     # Every DynamicQuantizeLinear runs on the EP: fused into its group, or, shared by several, into the
@@ -317,7 +317,7 @@ def test_scale_and_zero_point_inputs_in_any_order(ep_lib):
     model, w = hand_built_chain()
     feeds = chain_feeds()
     run = run_with_ep(model, feeds)
-    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    assert run.groups == 1 and run.group_runs == 1, run.counters
     acc = (feeds["x_q"].astype(np.int64) - 131) @ w.astype(np.int64)
     w_scale = numpy_helper.to_array(model.graph.initializer[0])
     p = (np.float32(0.037) * w_scale).astype(np.float32)
@@ -370,7 +370,7 @@ def test_encoder_every_group_on_ep(ep_lib, tmp_path):
     assert n_groups == 12
     x = np.random.default_rng(11).standard_normal((2, 7, 64)).astype(np.float32)
     run = run_with_ep(qmodel, {"x": x})
-    assert run.groups == n_groups and run.qdq_runs == n_groups, run.counters
+    assert run.groups == n_groups and run.group_runs == n_groups, run.counters
     assert sum(op == "MatMulInteger" for _, op in run.ep_nodes()) == n_groups, run.assignment
     # Every DynamicQuantizeLinear runs on the EP: Q/K/V's shared one in the first of them (which writes
     # x_q, x_scale and x_zp out for the other two), those of the output projection, FFN up and FFN

@@ -69,7 +69,7 @@ def test_claimed_group_equals_the_contract(ep_lib, bits, K, N, block_size, with_
         feeds.append({"A": x})
     run = es.run_with_ep(model, feeds)
     assert run.ep_nodes() == [("nbits", "MatMulNBits")]
-    assert run.groups == 1 and run.qdq_runs == len(feeds)
+    assert run.groups == 1 and run.group_runs == len(feeds)
     for f, (y,) in zip(feeds, run.outputs):
         want, _ = contract(f["A"], b, scales, zero_points, N, K, bits, block_size)
         assert np.array_equal(y.view(np.uint32), want.view(np.uint32)), f"M={f['A'].shape[0]}"
@@ -104,7 +104,7 @@ def test_calls_run_on_the_host_counted_as_host_only_with_a_device(ep_lib, tmp_pa
         want, _ = contract(f["A"], b, scales, None, N, K, 4, 32)
         assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
     host_only = 2 if device == "emu" else 0
-    assert (run.counters["host-only kind"], run.counters["device calls"]) == (host_only, 0), run.counters
+    assert (run.counters["host_only_kind"], run.counters["device_calls"]) == (host_only, 0), run.counters
     calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
     assert {(c["route"], c["reason"]) for c in calls} == {("host", "host-only-kind" if host_only else "no-device")}
 

@@ -206,7 +206,7 @@ def test_ep_claims_and_is_exact(name, ep_lib):
     run = es.run_with_ep(case.model, case.feeds)
     runs = len(case.feeds)
     assert run.groups == case.groups, f"{name}: EP compiled {run.groups} groups, expected {case.groups}"
-    assert run.qdq_runs == case.groups * runs, f"{name}: qdq runs {run.qdq_runs} != {case.groups} x {runs}"
+    assert run.group_runs == case.groups * runs, f"{name}: qdq runs {run.group_runs} != {case.groups} x {runs}"
     matmuls = [n for n, op in run.ep_nodes("CPUExecutionProvider") if op in ("MatMul", "Gemm", "MatMulInteger",
                                                                             "QLinearMatMul")]
     assert not matmuls, f"{name}: MatMul/Gemm nodes left on the CPU EP: {matmuls}"
@@ -218,7 +218,7 @@ def test_ep_exact_unoptimized(name, ep_lib):
     """ORT_DISABLE_ALL: the EP sees the graph exactly as written."""
     case = BY_NAME[name]
     run = es.run_with_ep(case.model, case.feeds, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    assert run.groups == case.groups and run.qdq_runs == case.groups * len(case.feeds), run.counters
+    assert run.groups == case.groups and run.group_runs == case.groups * len(case.feeds), run.counters
     _assert_outputs_exact(run.outputs, _reference(case.model, case.feeds), f"{name} (EP, ORT_DISABLE_ALL)")
 
 
@@ -359,7 +359,7 @@ def test_two_groups_sharing_activation(ep_lib):
     model = _two_groups_sharing_x()
     feeds = [{"x_q": qm.rand_q(np.random.default_rng(500 + i), (m, 64), S8)} for i, m in enumerate(ROWS)]
     run = es.run_with_ep(model, feeds)
-    assert run.groups == 2 and run.qdq_runs == 2 * len(feeds), run.counters
+    assert run.groups == 2 and run.group_runs == 2 * len(feeds), run.counters
     _assert_outputs_exact(run.outputs, _reference(es.level1_model(model), feeds), "shared activation")
 
 
@@ -402,7 +402,7 @@ def _qlinear_feeds(kw):
 def _assert_one_exact_group(name, model, feeds):
     """The EP claims the model's one group, runs it on every call, and equals the exact reference."""
     run = es.run_with_ep(model, feeds)
-    assert run.groups == 1 and run.qdq_runs == len(feeds), f"{name}: {run.counters}"
+    assert run.groups == 1 and run.group_runs == len(feeds), f"{name}: {run.counters}"
     _assert_outputs_exact(run.outputs, _reference(model, feeds), name)
 
 
@@ -485,7 +485,7 @@ def test_matmul_add_fusion_disabled(name, ep_lib):
     l1 = es.level1_model(case.model, disabled_optimizers=off)
     assert "Gemm" not in _ops(l1) and "Add" in _ops(l1), _ops(l1)
     run = es.run_with_ep(case.model, case.feeds, disabled_optimizers=off)
-    assert run.groups == case.groups and run.qdq_runs == case.groups * len(case.feeds), run.counters
+    assert run.groups == case.groups and run.group_runs == case.groups * len(case.feeds), run.counters
     _assert_outputs_exact(run.outputs, _reference(l1, case.feeds), f"{name} without MatMulAddFusion")
 
 
@@ -505,7 +505,7 @@ def test_larger_odd_shape(ep_lib):
     model = qm.build_qdq_group(spec)
     feeds = {"x_q": qm.random_activation(spec, (333, 520), seed=32)}
     run = es.run_with_ep(model, feeds)
-    assert run.groups == 1 and run.qdq_runs == 1, run.counters
+    assert run.groups == 1 and run.group_runs == 1, run.counters
     _assert_outputs_exact(run.outputs, _reference(es.level1_model(model), [feeds]), "K=520 N=300 M=333")
 
 
@@ -522,7 +522,7 @@ def test_group_stops_at_an_intermediate_graph_output(ep_lib):
     model = _matmul_output_also_graph_output()
     feeds = [{"x_q": qm.rand_q(np.random.default_rng(800 + i), (m, 64), S8)} for i, m in enumerate(ROWS)]
     run = es.run_with_ep(model, feeds)
-    assert run.groups == 1 and run.qdq_runs == len(feeds), run.counters
+    assert run.groups == 1 and run.group_runs == len(feeds), run.counters
     on_ep = sorted(op for _, op in run.ep_nodes())
     assert on_ep == ["DequantizeLinear", "DequantizeLinear", "MatMul"], run.assignment
     # Outputs: y (CPU Add + Q of the EP's float MatMul output) and mm (the EP's output).
@@ -543,7 +543,7 @@ def test_non_finite_float_bias_matches_ort(out_type, ep_lib):
     feeds = {"x_q": qm.random_activation(spec, (5, spec.K))}
     level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     run = es.run_with_ep(model, feeds, level=level)
-    assert run.qdq_runs == 1, run.counters
+    assert run.group_runs == 1, run.counters
     got = run.outputs[0][0]
     lo, hi = qm.qrange(out_type)
     np.testing.assert_array_equal(got[:, :3], np.tile([lo, hi, lo], (5, 1)).astype(out_type))

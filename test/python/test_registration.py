@@ -92,26 +92,26 @@ def test_bad_trace_value_fails_clearly(ep_lib, small_model):
 def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
     model, feeds, ref = small_model
     run = es.run_with_ep(model, [feeds, feeds], options)
-    assert run.groups == 1 and run.qdq_runs == 2, run.counters
+    assert run.groups == 1 and run.group_runs == 2, run.counters
     for outs in run.outputs:
         es.assert_exact(outs[0], ref[0], f"options {options}")
 
 
-TRACE_KEYS = ["qdq runs", "groups", "host-rows policy", "host routes", "device fallbacks", "device-busy",
-              "device-breaker skips",
-              "device calls", "launches", "A bytes", "C bytes", "C syncs narrowed", "C syncs whole",
-              "designs built", "designs loaded", "designs failed", "host ns", "device ns"]
+TRACE_KEYS = ["group_runs", "groups", "host_rows_policy", "host_routes", "device_fallbacks", "device_busy",
+              "device_breaker_skips",
+              "device_calls", "device_launches", "a_bytes_synced", "c_bytes_synced", "c_syncs_narrowed", "c_syncs_whole",
+              "designs_built", "designs_loaded", "designs_failed", "host_only_kind", "host_ns", "device_ns"]
 
 
 def test_trace_line_names_every_counter(ep_lib, small_model):
-    """`onebit: qdq runs=R groups=G host-rows policy=0 ...`: every counter, in a fixed order."""
+    """`onebit: group_runs=R groups=G host_rows_policy=0 ...`: every counter, in a fixed order."""
     model, feeds, _ = small_model
     run = es.run_with_ep(model, [feeds] * 3, options={"device": "none"})
     line = next(line for line in run.stderr.splitlines() if line.startswith("onebit:"))
     assert list(run.counters) == TRACE_KEYS, line
-    assert run.counters["qdq runs"] == 3 and run.counters["groups"] == 1, line
-    assert run.counters["host ns"] > 0, line
-    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-2] + ["device ns"]), line
+    assert run.counters["group_runs"] == 3 and run.counters["groups"] == 1, line
+    assert run.counters["host_ns"] > 0, line
+    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-2] + ["device_ns"]), line
 
 
 def test_trace_off_prints_nothing(ep_lib, small_model, monkeypatch):
@@ -127,14 +127,14 @@ def test_trace_env_var_turns_tracing_on(ep_lib, small_model, monkeypatch):
     model, feeds, _ = small_model
     run = es.run_with_ep(model, [feeds, feeds], trace=False)
     lines = es.parse_trace(run.stderr)
-    assert len(lines) == 1 and lines[0]["qdq runs"] == 2 and lines[0]["groups"] == 1, run.stderr
+    assert len(lines) == 1 and lines[0]["group_runs"] == 2 and lines[0]["groups"] == 1, run.stderr
 
 
 def test_counters_are_per_session(ep_lib, small_model):
     model, feeds, _ = small_model
     first = es.run_with_ep(model, [feeds] * 4)
     second = es.run_with_ep(model, feeds)
-    assert first.qdq_runs == 4 and second.qdq_runs == 1, (first.counters, second.counters)
+    assert first.group_runs == 4 and second.group_runs == 1, (first.counters, second.counters)
 
 
 def test_whole_model_on_ep_without_cpu_fallback(ep_lib, small_model):

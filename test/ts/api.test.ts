@@ -53,9 +53,9 @@ describe('onebit backend', () => {
     expect(exact.max).toBe(0); // the EP's epilogue is exact: same operations, same order
     expect(diffStats(ours.y_q.data as Int8Array, theirs.y_q.data as Int8Array).max).toBeLessThanOrEqual(1);
 
-    expect(onebit.counters(session)).toMatchObject({ qdqRuns: 2, groups: 1 });
+    expect(onebit.counters(session)).toMatchObject({ groupRuns: 2, groups: 1 });
     await session.release();
-    expect(onebit.counters(session)).toMatchObject({ qdqRuns: 2, groups: 1 }); // final values
+    expect(onebit.counters(session)).toMatchObject({ groupRuns: 2, groups: 1 }); // final values
     await cpu.release();
   });
 
@@ -90,7 +90,7 @@ describe('onebit backend', () => {
     });
     const out = await session.run({ x_q: new ort.Tensor('int8', int8Input(2 * 16), [2, 16]) });
     expect(out.y.type).toBe('float32');
-    expect(onebit.counters(session).qdqRuns).toBe(1);
+    expect(onebit.counters(session).groupRuns).toBe(1);
     await session.release();
 
     await expect(
@@ -109,10 +109,10 @@ describe('onebit backend', () => {
   });
 
   it('sums counters over the process and refuses sessions of other backends', async () => {
-    const before = onebit.processCounters().qdqRuns;
+    const before = onebit.processCounters().groupRuns;
     const session = await ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'] });
     await session.run({ x_q: new ort.Tensor('int8', int8Input(group.k), [1, group.k]) });
-    expect(onebit.processCounters().qdqRuns).toBe(before + 1);
+    expect(onebit.processCounters().groupRuns).toBe(before + 1);
     await session.release();
 
     const cpu = await ort.InferenceSession.create(group.bytes, { executionProviders: ['cpu'] });

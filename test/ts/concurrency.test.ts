@@ -24,7 +24,7 @@ describe('concurrent runs', () => {
       expect(out.y_q.dims).toEqual([inputs[i].rows, group.n]);
       expect(maxDiff(out.y_q.data as Int8Array, exactQdq(group, inputs[i].x, inputs[i].rows))).toBeLessThanOrEqual(1);
     });
-    expect(pkg.onebit.counters(session).qdqRuns).toBe(12);
+    expect(pkg.onebit.counters(session).groupRuns).toBe(12);
     await session.release();
   });
 
@@ -38,7 +38,7 @@ describe('concurrent runs', () => {
       Array.from({ length: s + 1 }, () => session.run({ x_q: new ort.Tensor('int8', x, [4, group.k]) })),
     );
     for (const out of await Promise.all(runs)) expect(maxDiff(out.y_q.data as Int8Array, exact)).toBeLessThanOrEqual(1);
-    sessions.forEach((session, s) => expect(pkg.onebit.counters(session)).toMatchObject({ qdqRuns: s + 1, groups: 1 }));
+    sessions.forEach((session, s) => expect(pkg.onebit.counters(session)).toMatchObject({ groupRuns: s + 1, groups: 1 }));
     await Promise.all(sessions.map((s) => s.release()));
   });
 

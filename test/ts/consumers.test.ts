@@ -31,7 +31,7 @@ describe('consumers', () => {
       const exact = Array.from(exactQdq(group, x, rows));
       const maxDiff = Math.max(...result.y.map((v: number, i: number) => Math.abs(v - exact[i])));
       expect(maxDiff).toBeLessThanOrEqual(1);
-      expect(result.counters).toMatchObject({ qdqRuns: 1, groups: 1 });
+      expect(result.counters).toMatchObject({ groupRuns: 1, groups: 1 });
     });
   }
 

@@ -65,7 +65,7 @@ describe('device path (emu) through the Node API', () => {
     const sumK = PROJECTIONS.reduce((s, p) => s + p.k, 0);
     const sumN = PROJECTIONS.reduce((s, p) => s + p.n, 0);
     expect(device.counters).toMatchObject({
-      qdqRuns: calls,
+      groupRuns: calls,
       groups,
       deviceCalls: calls, // = groups x runs: every call went to the device
       deviceLaunches: groups * launchesPerGroup,
@@ -82,7 +82,7 @@ describe('device path (emu) through the Node API', () => {
     });
     expect(device.counters.designsLoaded).toBeGreaterThanOrEqual(2 * 5);
     expect(device.counters.deviceNs).toBeGreaterThan(0);
-    expect(host.counters).toMatchObject({ qdqRuns: calls, groups, deviceCalls: 0, deviceLaunches: 0, aBytesSynced: 0 });
+    expect(host.counters).toMatchObject({ groupRuns: calls, groups, deviceCalls: 0, deviceLaunches: 0, aBytesSynced: 0 });
 
     // The trace file, written at release, summarised by ep-trace.
     expect(existsSync(trace)).toBe(true);
@@ -109,7 +109,7 @@ describe('device path (emu) through the Node API', () => {
           return ak - bk || an - bn;
         }),
     );
-    expect(summary.counters).toMatchObject({ qdqRuns: calls, deviceCalls: calls, deviceLaunches: groups * launchesPerGroup });
+    expect(summary.counters).toMatchObject({ groupRuns: calls, deviceCalls: calls, deviceLaunches: groups * launchesPerGroup });
   });
 
   it('with costModel, the trace carries each device call\'s modelled time and ep-trace labels it', async () => {
@@ -140,7 +140,7 @@ describe('device path (emu) through the Node API', () => {
     writeFileSync(routes, '# q projection: host from 1 row, down projection: device from 32 rows\n1024 2048 1 host\n3072 1024 32 device\n3072 1024 1 host\n');
     const run = await runAll({ device: 'emu', minDeviceRows: 1, routes, designsDir });
     // q: host for every call (3); down: host at 1 and 4 rows, device at 36 (2); the rest: device.
-    expect(run.counters).toMatchObject({ qdqRuns: groups * 3, hostRoutes: 3 + 2, deviceCalls: groups * 3 - 5, deviceFallbacks: 0 });
+    expect(run.counters).toMatchObject({ groupRuns: groups * 3, hostRoutes: 3 + 2, deviceCalls: groups * 3 - 5, deviceFallbacks: 0 });
   });
 
   it('ep-probe runs the EP\'s own code path: its device calls count exactly what a session counts', async () => {

@@ -19,7 +19,7 @@ describe.skipIf(!reportPath)('onebit-run on an emulated AVX2 CPU (ONEBIT_EMULATE
     expect(r.ortInt8.exact).toBe(false);
     expect(r.hostKernel).toBe('avx2');
     expect(r.counters.groups).toBe(r.model.projections);
-    expect(r.counters.qdqRuns).toBe(r.expectedQdqRuns);
+    expect(r.counters.groupRuns).toBe(r.expectedGroupRuns);
   });
 
   it('agrees with ORT and fp32 within the bounds true for a saturating ORT', () => {

@@ -35,7 +35,7 @@ const trace = {
     event(1024, 2048, 8, 'host', 'routes', 1400, 1000),
     { name: 'process_name', ph: 'M', pid: 7, args: { name: 'not a call' } },
   ],
-  otherData: { onebit: { qdq_runs: 6, groups: 2, host_rows_policy: 1, device_busy: 1, host_routes: 1, device_calls: 3, device_launches: 5 } },
+  otherData: { onebit: { group_runs: 6, groups: 2, host_rows_policy: 1, device_busy: 1, host_routes: 1, device_calls: 3, device_launches: 5 } },
 };
 const file = path.join(tmp, 'trace.json');
 writeFileSync(file, JSON.stringify(trace));
@@ -52,7 +52,7 @@ describe('ep-trace', () => {
       { shape: '64x48', K: 64, N: 48, route: 'host', calls: 2, rowsTotal: 3, totalMs: 0.06, medianMs: 0.03, launches: 0, aBytes: 0, cBytes: 0, reasons: { 'rows<min_device_rows': 1, 'device-busy': 1 }, modelledTotalMs: null, modelledMedianMs: null },
       { shape: '1024x2048', K: 1024, N: 2048, route: 'host', calls: 1, rowsTotal: 8, totalMs: 1, medianMs: 1, launches: 0, aBytes: 0, cBytes: 0, reasons: { routes: 1 }, modelledTotalMs: null, modelledMedianMs: null },
     ]);
-    expect(s.counters).toMatchObject({ qdqRuns: 6, groups: 2, hostRowsPolicy: 1, deviceBusy: 1, hostRoutes: 1, deviceCalls: 3, deviceLaunches: 5, deviceFallbacks: 0 });
+    expect(s.counters).toMatchObject({ groupRuns: 6, groups: 2, hostRowsPolicy: 1, deviceBusy: 1, hostRoutes: 1, deviceCalls: 3, deviceLaunches: 5, deviceFallbacks: 0 });
   });
 
   it('prints a table and the counters', () => {
@@ -62,7 +62,7 @@ describe('ep-trace', () => {
     expect(ran.stdout).toMatch(/^shape +route +calls +rows +total ms +median ms +launches +A synced +C synced +reasons$/m);
     expect(ran.stdout).toMatch(/^64x48 +device +3 +76 +0\.900 +0\.300 +5 +4\.8 KiB +14\.3 KiB +device=3$/m);
     expect(ran.stdout).toMatch(/^64x48 +host +2 +3 +0\.060 +0\.030 +0 +0 B +0 B +rows<min_device_rows=1 device-busy=1$/m);
-    expect(ran.stdout).toMatch(/^counters: qdqRuns=6 groups=2 hostRowsPolicy=1 hostRoutes=1 deviceFallbacks=0 deviceBusy=1 deviceBreakerSkips=0 deviceCalls=3 deviceLaunches=5 /m);
+    expect(ran.stdout).toMatch(/^counters: groupRuns=6 groups=2 hostRowsPolicy=1 hostRoutes=1 deviceFallbacks=0 deviceBusy=1 deviceBreakerSkips=0 deviceCalls=3 deviceLaunches=5 /m);
   });
 
   it('shows the modelled device time per shape when the session had a cost model, labelled as modelled', () => {
@@ -73,7 +73,7 @@ describe('ep-trace', () => {
         { ...event(64, 48, 8, 'device', 'device', 600, 100, 1), args: { ...event(64, 48, 8, 'device', 'device', 600, 100, 1).args, modelled_us: 90 } },
         event(64, 48, 1, 'host', 'rows<min_device_rows', 800, 20),
       ],
-      otherData: { onebit: { qdq_runs: 4 }, cost_model: 'xdna1' },
+      otherData: { onebit: { group_runs: 4 }, cost_model: 'xdna1' },
     };
     const target = path.join(tmp, 'modelled.json');
     writeFileSync(target, JSON.stringify(modelled));
@@ -103,7 +103,7 @@ describe('ep-trace', () => {
       ['array.json', '[]', /array.json is not an onebit trace file: expected an object with a "traceEvents" array/],
       ['route.json', JSON.stringify({ traceEvents: [{ ...event(8, 8, 1, 'gpu', 'x', 0, 1) }] }), /traceEvents\[0\].args.route must be "host" or "device", got "gpu"/],
       ['dur.json', JSON.stringify({ traceEvents: [{ ...event(8, 8, 1, 'host', 'x', 0, 1), dur: 'long' }] }), /traceEvents\[0\].dur must be a number >= 0, got "long"/],
-      ['counters.json', JSON.stringify({ traceEvents: [], otherData: { onebit: { qdq_runs: 'x' } } }), /otherData.onebit must be an object of numeric counters/],
+      ['counters.json', JSON.stringify({ traceEvents: [], otherData: { onebit: { group_runs: 'x' } } }), /otherData.onebit must be an object of numeric counters/],
     ];
     for (const [name, content, message] of cases) {
       const target = path.join(tmp, name);

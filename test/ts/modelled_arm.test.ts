@@ -71,7 +71,7 @@ describe('onebit-run --cost-model', () => {
   it('reports the host arm and the modelled device arm per phase, policy on and off', () => {
     const ran = runNode([cli, '--model', 'stack', '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--json'], repoRoot, env);
     // The traced sessions print their counter lines at release (the trace option's way).
-    for (const line of ran.stderr.trimEnd().split('\n')) expect(line).toMatch(/^onebit: qdq runs=\d+ groups=7 /);
+    for (const line of ran.stderr.trimEnd().split('\n')) expect(line).toMatch(/^onebit: group_runs=\d+ groups=7 /);
     expect(ran.status).toBe(0);
     const { modelled } = JSON.parse(ran.stdout);
     expect(modelled.costModel).toBe('xdna1');

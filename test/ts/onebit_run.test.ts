@@ -40,8 +40,8 @@ describe('onebit-run', () => {
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
     expect(report.peakRssMiB.onebitPhase).toBeGreaterThan(10);
     // 7 groups x 2 lengths x (1 warm-up + 2 timed runs): every claimed group ran on every call.
-    expect(report.counters).toMatchObject({ qdqRuns: 42, groups: 7, deviceCalls: 0 }); // device auto: none in this build
-    expect(report.expectedQdqRuns).toBe(42);
+    expect(report.counters).toMatchObject({ groupRuns: 42, groups: 7, deviceCalls: 0 }); // device auto: none in this build
+    expect(report.expectedGroupRuns).toBe(42);
   });
 
   it('prints a table by default, reusing the cached model', () => {
@@ -52,7 +52,7 @@ describe('onebit-run', () => {
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
     expect(ran.stdout).toMatch(/ORT's uint8 x int8 kernel on this CPU: (exact \(VNNI\)|SATURATING \(AVX2 without VNNI)/);
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
-    expect(ran.stdout).toMatch(/counters: qdqRuns=7 groups=7 .*\(expected qdqRuns=7/);
+    expect(ran.stdout).toMatch(/counters: groupRuns=7 groups=7 .*\(expected groupRuns=7/);
     expect(readdirSync(cache)).toHaveLength(2);
   });
 

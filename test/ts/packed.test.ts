@@ -60,7 +60,7 @@ describe('packed package in a fresh consumer', () => {
       const ran = runNode([script, model, String(rows), String(group.k)], consumer, ownLibrary);
       expect(ran.stderr).toBe('');
       const result = JSON.parse(ran.stdout);
-      expect(result.counters).toMatchObject({ qdqRuns: 1, groups: 1 }); // our EP ran the group
+      expect(result.counters).toMatchObject({ groupRuns: 1, groups: 1 }); // our EP ran the group
       const x = Int8Array.from({ length: rows * group.k }, (_, i) => ((i * 37 + 11) % 256) - 128);
       const exact = Array.from(exactQdq(group, x, rows));
       expect(Math.max(...result.y.map((v: number, i: number) => Math.abs(v - exact[i])))).toBeLessThanOrEqual(1);
@@ -75,7 +75,7 @@ describe('packed package in a fresh consumer', () => {
       env: { ...process.env, ...ownLibrary, ONEBIT_CACHE_DIR: path.join(consumer, 'cache') },
     });
     expect(ran.status).toBe(0);
-    expect(JSON.parse(ran.stdout).counters).toMatchObject({ qdqRuns: 7, groups: 7, deviceCalls: 0 });
+    expect(JSON.parse(ran.stdout).counters).toMatchObject({ groupRuns: 7, groups: 7, deviceCalls: 0 });
   });
 
   it('ships ep-probe and ep-trace as bins', () => {

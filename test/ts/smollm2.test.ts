@@ -53,8 +53,8 @@ describe('onebit-run --model smollm2', () => {
     expect(report.model).toMatchObject({ layers: 2, projections: 15 }); // 7 a layer + the output projection
     const forwards = report.generatedTokens; // the prefill, then one step per generated token but the last
     expect(report.counters.groups).toBe(15);
-    expect(report.counters.qdqRuns).toBe(15 * forwards);
-    expect(report.expectedQdqRuns).toBe(15 * forwards);
+    expect(report.counters.groupRuns).toBe(15 * forwards);
+    expect(report.expectedGroupRuns).toBe(15 * forwards);
   });
 
   it('reports each arm over the same forward passes, and what each agreement column compares', () => {
@@ -114,7 +114,7 @@ describe('onebit-run --model smollm2', () => {
     expect(int8.model.activations).toBe('int8');
     expect(int8.promptTokens).toBe(128);
     expect(int8.counters.groups).toBe(15);
-    expect(int8.counters.qdqRuns).toBe(15 * int8.generatedTokens);
+    expect(int8.counters.groupRuns).toBe(15 * int8.generatedTokens);
     expectAgreementWithOrt(int8);
     expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']);
     expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
@@ -129,7 +129,7 @@ describe('onebit-run --model smollm2', () => {
     const int4 = JSON.parse(ran.stdout) as Report;
     expect(int4.model.format).toBe('int4');
     expect(int4.counters.groups).toBe(15);
-    expect(int4.counters.qdqRuns).toBe(15 * int4.generatedTokens);
+    expect(int4.counters.groupRuns).toBe(15 * int4.generatedTokens);
     // ORT's accuracy_level 4 path and the EP's W4A8 contract quantize alike and differ by float
     // rounding in the block sums only (test_matmul_nbits_contract.py), whatever the CPU.
     const [between] = int4.agreement;
@@ -185,7 +185,7 @@ describe('onebit-run --model smollm2', () => {
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(/onebit-run: SmolLM2-135M-Instruct, 2 layers, 15 A8W8 projections/);
     expect(ran.stdout).toMatch(/onebit EP, A8W8 QDQ model\s+[\d.]+\s+[\d.]+\s+[\d.]+/);
-    expect(ran.stdout).toMatch(/counters: qdqRuns=\d+ groups=15 /);
+    expect(ran.stdout).toMatch(/counters: groupRuns=\d+ groups=15 /);
     expect(ran.stdout.indexOf('onebit-run:')).toBeGreaterThan(0); // the text came first
   });
 

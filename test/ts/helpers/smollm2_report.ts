@@ -18,9 +18,9 @@ export interface Report {
   arms: { arm: string; prefillMs: number; promptTokensPerS: number; decodeSteps: number; decodeTokensPerS: number }[];
   agreement: Comparison[];
   quality: { tokens: number; passages: { tokens: number; meanKl: { onebit: number; ortQdq: number } }[]; comparisons: Comparison[] };
-  counters: { qdqRuns: number; groups: number };
+  counters: { groupRuns: number; groups: number };
   ortInt8: { exact: boolean; wrongOutputs: number; outputs: number };
-  expectedQdqRuns: number;
+  expectedGroupRuns: number;
   peakRssMiB: { onebitPhase: number; total: number };
 }
 

@@ -71,8 +71,8 @@ export interface GenerationReport {
   quality: QualityReport | null;
   peakRssMiB: { onebitPhase: number; total: number };
   counters: OnebitCounters;
-  /** qdqRuns the counters must show if every projection ran on the EP in every forward pass. */
-  expectedQdqRuns: number;
+  /** groupRuns the counters must show if every projection ran on the EP in every forward pass. */
+  expectedGroupRuns: number;
 }
 
 async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): Promise<InferenceSession> {
@@ -153,7 +153,7 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   });
   write('\n');
   const counters = onebit.counters(session);
-  const expectedQdqRuns = files.projections * ours.steps.length;
+  const expectedGroupRuns = files.projections * ours.steps.length;
   const onebitPhase = peakRssMiB();
   await session.release();
 
@@ -200,6 +200,6 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
     quality,
     peakRssMiB: { onebitPhase, total: peakRssMiB() },
     counters,
-    expectedQdqRuns,
+    expectedGroupRuns,
   };
 }

@@ -52,7 +52,7 @@ export function formatGenerationReport(r: GenerationReport): string {
   lines.push(
     '',
     `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit arm: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,
-    `counters: ${counters} (expected qdqRuns=${r.expectedQdqRuns}: ${r.model.projections} projections x ${r.expectedQdqRuns / Math.max(r.model.projections, 1)} forward passes)`,
+    `counters: ${counters} (expected groupRuns=${r.expectedGroupRuns}: ${r.model.projections} projections x ${r.expectedGroupRuns / Math.max(r.model.projections, 1)} forward passes)`,
   );
   return lines.join('\n');
 }

@@ -109,7 +109,7 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     lengths,
     peakRssMiB: { onebitPhase, total: peakRssMiB() },
     counters,
-    expectedQdqRuns: counters.groups * lens.length * (args.warmup + args.repeat),
+    expectedGroupRuns: counters.groups * lens.length * (args.warmup + args.repeat),
     modelled,
   };
 }

@@ -27,8 +27,8 @@ export interface RunReport {
   lengths: LengthResult[];
   peakRssMiB: { onebitPhase: number; total: number };
   counters: OnebitCounters;
-  /** qdqRuns the counters must show if every claimed group ran on every call. */
-  expectedQdqRuns: number;
+  /** groupRuns the counters must show if every claimed group ran on every call. */
+  expectedGroupRuns: number;
   /** --cost-model: the host arm and the device arm with MODELLED device times, per length; else null. */
   modelled: ModelledArms | null;
 }
@@ -60,7 +60,7 @@ export function formatReport(r: RunReport): string {
     describeOrtInt8(r.ortInt8),
     '',
     `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit runs, before the CPU EP session: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,
-    `counters: ${counters} (expected qdqRuns=${r.expectedQdqRuns}: ${r.counters.groups} groups x ${r.expectedQdqRuns / Math.max(r.counters.groups, 1)} runs)`,
+    `counters: ${counters} (expected groupRuns=${r.expectedGroupRuns}: ${r.counters.groups} groups x ${r.expectedGroupRuns / Math.max(r.counters.groups, 1)} runs)`,
   );
   if (r.modelled) lines.push(...formatModelledArms(r.modelled));
   return lines.join('\n');
