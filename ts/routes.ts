@@ -56,8 +56,17 @@ export function parseRoutes(text: string, file = 'routes file'): { entries: Rout
   return { entries, comments };
 }
 
-/** A routes file's text: the header, then each shape (sorted by K, N) with its comments and rows. */
+/**
+ * A routes file's text: the header, then each shape (sorted by K, N) with its comments and rows.
+ * Throws RoutesFileError for an entry the file's reader would refuse or misread (K, N or rows not
+ * an integer >= 1, a route not host or device); a comment is kept to one comment line.
+ */
 export function formatRoutes(entries: RouteEntry[], comments = new Map<string, string[]>()): string {
+  for (const e of entries) {
+    if (![e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) || (e.route !== 'host' && e.route !== 'device'))
+      throw new RoutesFileError(`cannot write routes entry K=${e.K} N=${e.N} rows=${e.rows} route=${String(e.route)}: expected integers >= 1 and host or device`);
+  }
+  const commentLine = (text: string) => `${text.startsWith('#') ? '' : '# '}${text.replace(/[\r\n]+/g, ' ')}`;
   const byShape = new Map<string, RouteEntry[]>();
   const sorted = [...entries].sort((a, b) => a.K - b.K || a.N - b.N || a.rows - b.rows);
   for (const e of sorted) {
@@ -69,7 +78,7 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
   }
   const lines = [ROUTES_HEADER];
   for (const [key, list] of byShape) {
-    lines.push(...(comments.get(key) ?? []));
+    lines.push(...(comments.get(key) ?? []).map(commentLine));
     for (const e of list) lines.push(`${e.K} ${e.N} ${e.rows} ${e.route}`);
   }
   return `${lines.join('\n')}\n`;

@@ -3,6 +3,7 @@
 // ep-trace: a trace file the EP wrote (ONEBIT_EP_TRACE=<file>) summarised per shape and route.
 import { OnebitError } from '../errors.js';
 import { summarizeTrace, type TraceSummary } from '../trace.js';
+import { jsonText } from './json_output.js';
 
 export const TRACE_USAGE = `usage: ep-trace <trace.json> [--json]
 
@@ -72,7 +73,7 @@ function main(argv: string[]): number {
   }
   try {
     const summary = summarizeTrace(files[0]);
-    process.stdout.write(json ? `${JSON.stringify(summary, null, 2)}\n` : `${formatTrace(summary)}\n`);
+    process.stdout.write(json ? `${jsonText(summary, 'summary')}\n` : `${formatTrace(summary)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof OnebitError)) throw error;
