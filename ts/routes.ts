@@ -4,7 +4,7 @@
 // EP takes the route of the largest listed rows <= M; it says nothing below the smallest listed
 // rows or for a shape not listed (min_device_rows alone decides there). Reading and that lookup
 // are the EP's own (engine/routes_table.cpp, through the addon); this module formats and merges.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 
 import { OnebitError } from './errors.js';
 import { loadAddon } from './native.js';
@@ -86,9 +86,12 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
 
 /**
  * Writes `entries` (one shape) into `file`: the shape's old lines are replaced, other shapes'
- * lines kept. A malformed existing file is an error (it is not overwritten).
+ * lines kept. A malformed existing file, or one that is not a regular file, is an error (it is
+ * not overwritten).
  */
 export function saveRoutes(file: string, entries: RouteEntry[], comment: string): void {
+  // A FIFO would block the read below, a directory fail the rename with a bare errno.
+  if (existsSync(file) && !statSync(file).isFile()) throw new RoutesFileError(`${file} is not a regular file: routes files are written only to regular files`);
   const existing = existsSync(file) ? parseRoutes(readFileSync(file, 'utf8'), file) : { entries: [], comments: new Map<string, string[]>() };
   const shapes = new Set(entries.map((e) => `${e.K}x${e.N}`));
   const kept = existing.entries.filter((e) => !shapes.has(`${e.K}x${e.N}`));

@@ -4,6 +4,7 @@
 // JSON must come out strict (JSON.parse reads it, no lone surrogate, no escape of one) and hold
 // the values, or be refused naming the field; a routes file must read back, by the EP's own
 // reader, as exactly the entries written, or be refused.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -130,5 +131,15 @@ describe('routes files', () => {
     }
     expect(refused).toBeGreaterThan(0);
     expect(written).toBeGreaterThan(0);
+  });
+
+  it('a FIFO or a directory where the routes file goes is refused, without blocking', () => {
+    const fifo = path.join(tmp, 'routes.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const entry = [{ K: 64, N: 48, rows: 1, route: 'host' as const }];
+    for (const file of [fifo, tmp]) {
+      expect(() => routes.saveRoutes(file, entry, '# c')).toThrow(routes.RoutesFileError);
+      expect(() => routes.saveRoutes(file, entry, '# c')).toThrow(`${file} is not a regular file: routes files are written only to regular files`);
+    }
   });
 });
