@@ -118,7 +118,7 @@ void TraceFile::write(const Counters& counters) const {
         << (e.on_device ? "device" : "host") << "\",\"ph\":\"X\",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
         << ",\"pid\":" << pid << ",\"tid\":" << e.thread << ",\"args\":{\"node\":" << npu::json_string(e.node)
         << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
-        << (e.on_device ? "device" : "host") << "\",\"reason\":\"" << e.reason << "\",\"launches\":" << e.launches
+        << (e.on_device ? "device" : "host") << "\",\"reason\":" << npu::json_string(e.reason) << ",\"launches\":" << e.launches
         << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
         << (e.c_whole ? "true" : "false");
     // JSON has no inf or NaN: a time that is not a finite number is left out.

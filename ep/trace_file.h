@@ -41,6 +41,8 @@ class TraceFile {
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).
   void record(const TraceEvent& event);
+  // Strict JSON whatever the events hold: every string through npu::json_string, a time that is
+  // not a finite number >= 0 left out (test/engine/trace_json_test.cpp).
   // Writes the events and the counters into a file beside it, renamed over it: whoever else
   // writes the same file, it holds one whole trace. Throws std::runtime_error on I/O errors.
   void write(const Counters& counters) const;

@@ -27,14 +27,14 @@ class Reader {
       std::string key;
       if (Status st = string(key, "a key"); !st) return st.error();
       skip_space();
-      if (!take(':')) return fail("expected ':' after key \"" + key + "\"");
+      if (!take(':')) return fail("expected ':' after key " + json_string(key));
       skip_space();
       JsonScalar value;
       if (Status s = scalar(key, value); !s) return s.error();
-      if (!out.emplace(key, std::move(value)).second) return fail("key \"" + key + "\" appears twice");
+      if (!out.emplace(key, std::move(value)).second) return fail("key " + json_string(key) + " appears twice");
       skip_space();
       if (take('}')) return finish(std::move(out));
-      if (!take(',')) return fail("expected ',' or '}' after the value of \"" + key + "\"");
+      if (!take(',')) return fail("expected ',' or '}' after the value of " + json_string(key));
     }
   }
 
@@ -48,7 +48,7 @@ class Reader {
   Status scalar(const std::string& key, JsonScalar& value) {
     if (pos_ < text_.size() && text_[pos_] == '"') {
       std::string s;
-      if (Status st = string(s, "the string value of \"" + key + "\""); !st) return st;
+      if (Status st = string(s, "the string value of " + json_string(key)); !st) return st;
       value = std::move(s);
       return {};
     }
@@ -70,12 +70,12 @@ class Reader {
     }
     if (!ok || (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))) {
       pos_ = begin;
-      return fail("the value of \"" + key + "\" must be a number or a string");
+      return fail("the value of " + json_string(key) + " must be a number or a string");
     }
     std::istringstream in(text_.substr(begin, pos_ - begin));
     in.imbue(std::locale::classic());
     double number = 0;
-    if (!(in >> number) || !std::isfinite(number)) return fail("the value of \"" + key + "\" is out of range");
+    if (!(in >> number) || !std::isfinite(number)) return fail("the value of " + json_string(key) + " is out of range");
     value = number;
     return {};
   }

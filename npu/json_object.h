@@ -16,7 +16,8 @@ using JsonScalar = std::variant<double, std::string>;
 using JsonObject = std::map<std::string, JsonScalar>;
 
 // `where` names the text in errors (a file name). An error says what is wrong and at which
-// line and column, and names the key when it is about a value; a repeated key is an error.
+// line and column, and names the key when it is about a value (quoted as a JSON string, so that
+// no byte of a key, such as a NUL from \u0000, cuts the message short); a repeated key is an error.
 Result<JsonObject> parse_json_object(const std::string& text, const std::string& where);
 
 }  // namespace onebit::npu

@@ -4,7 +4,7 @@
 // EP takes the route of the largest listed rows <= M; it says nothing below the smallest listed
 // rows or for a shape not listed (min_device_rows alone decides there). Reading and that lookup
 // are the EP's own (engine/routes_table.cpp, through the addon); this module formats and merges.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 
 import type { RouteEntry } from './addon_types.js';
 import { OnebitError } from './errors.js';
@@ -50,8 +50,17 @@ export function parseRoutes(text: string, file = 'routes file'): { entries: Rout
   return { entries, comments };
 }
 
-/** A routes file's text: the header, then each shape (sorted by K, N) with its comments and rows. */
+/**
+ * A routes file's text: the header, then each shape (sorted by K, N) with its comments and rows.
+ * Throws RoutesFileError for an entry the file's reader would refuse or misread (K, N or rows not
+ * an integer >= 1, a route not host or device); a comment is kept to one comment line.
+ */
 export function formatRoutes(entries: RouteEntry[], comments = new Map<string, string[]>()): string {
+  for (const e of entries) {
+    if (![e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) || (e.route !== 'host' && e.route !== 'device'))
+      throw new RoutesFileError(`cannot write routes entry K=${e.K} N=${e.N} rows=${e.rows} route=${String(e.route)}: expected integers >= 1 and host or device`);
+  }
+  const commentLine = (text: string) => `${text.startsWith('#') ? '' : '# '}${text.replace(/[\r\n]+/g, ' ')}`;
   const byShape = new Map<string, RouteEntry[]>();
   const sorted = [...entries].sort((a, b) => a.K - b.K || a.N - b.N || a.rows - b.rows);
   for (const e of sorted) {
@@ -63,7 +72,7 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
   }
   const lines = [ROUTES_HEADER];
   for (const [key, list] of byShape) {
-    lines.push(...(comments.get(key) ?? []));
+    lines.push(...(comments.get(key) ?? []).map(commentLine));
     for (const e of list) lines.push(`${e.K} ${e.N} ${e.rows} ${e.route}`);
   }
   return `${lines.join('\n')}\n`;
@@ -71,9 +80,12 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
 
 /**
  * Writes `entries` (one shape) into `file`: the shape's old lines are replaced, other shapes'
- * lines kept. A malformed existing file is an error (it is not overwritten).
+ * lines kept. A malformed existing file, or one that is not a regular file, is an error (it is
+ * not overwritten).
  */
 export function saveRoutes(file: string, entries: RouteEntry[], comment: string): void {
+  // A FIFO would block the read below, a directory fail the rename with a bare errno.
+  if (existsSync(file) && !statSync(file).isFile()) throw new RoutesFileError(`${file} is not a regular file: routes files are written only to regular files`);
   const existing = existsSync(file) ? parseRoutes(readFileSync(file, 'utf8'), file) : { entries: [], comments: new Map<string, string[]>() };
   const shapes = new Set(entries.map((e) => `${e.K}x${e.N}`));
   const kept = existing.entries.filter((e) => !shapes.has(`${e.K}x${e.N}`));

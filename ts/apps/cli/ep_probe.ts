@@ -8,6 +8,7 @@ import { OnebitError } from '../../errors.js';
 import { probe } from '../../probe.js';
 import { saveRoutes } from '../../routes.js';
 import { UsageError } from './flags.js';
+import { jsonText } from './json_output.js';
 import { parseProbeArgs, probeUsage, type ProbeArgs } from './probe_args.js';
 import { formatProbe, toReport } from './probe_report.js';
 
@@ -31,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
     let report = toReport(result, null, on);
     if (args.saveRoutes !== undefined) {
       if (report.rows.some((r) => r.device === null)) {
-        process.stdout.write(`${args.json ? JSON.stringify(report, null, 2) : formatProbe(report)}\n`);
+        process.stdout.write(`${args.json ? jsonText(report, 'report') : formatProbe(report)}\n`);
         process.stderr.write(`ep-probe: --save-routes needs device timings for every rows value; ${result.device.error ?? `device ${result.device.selected}`}: nothing saved\n`);
         return 1;
       }
@@ -46,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
       );
       report = toReport(result, routesFile, on);
     }
-    process.stdout.write(`${args.json ? JSON.stringify(report, null, 2) : formatProbe(report)}\n`);
+    process.stdout.write(`${args.json ? jsonText(report, 'report') : formatProbe(report)}\n`);
     if (report.rows.some((r) => r.exact === false)) {
       process.stderr.write('ep-probe: the device and host results differ: this is a bug, please report it\n');
       return 1;

@@ -4,6 +4,7 @@
 import { OnebitError } from '../../errors.js';
 import { summarizeTrace, type TraceSummary } from '../../trace.js';
 import { readFlags } from './flags.js';
+import { jsonText } from './json_output.js';
 
 export const TRACE_USAGE = `usage: ep-trace <trace.json> [--json]
 
@@ -71,7 +72,7 @@ function main(argv: string[]): number {
   }
   try {
     const summary = summarizeTrace(files[0]);
-    process.stdout.write(values.json !== undefined ? `${JSON.stringify(summary, null, 2)}\n` : `${formatTrace(summary)}\n`);
+    process.stdout.write(values.json !== undefined ? `${jsonText(summary, 'summary')}\n` : `${formatTrace(summary)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof OnebitError)) throw error;
