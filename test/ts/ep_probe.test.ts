@@ -141,9 +141,9 @@ describe('ep-probe', () => {
     expect(none.stderr).toMatch(/--save-routes needs device timings for every rows value; device none: nothing saved/);
   });
 
-  it('--model adds the modelled device time per rows value, the rows it wins from, and routes chosen on it', () => {
+  it('--cost-model adds the modelled device time per rows value, the rows it wins from, and routes chosen on it', () => {
     const file = path.join(tmp, 'modelled-routes.txt');
-    const args = ['--shape', '1024x1024', '--rows', '1,64', '--repeat', '2', '--model', 'xdna1'];
+    const args = ['--shape', '1024x1024', '--rows', '1,64', '--repeat', '2', '--cost-model', 'xdna1'];
     const report = probeJson([...args, '--save-routes', file]);
     expect(report.device.costModel).toBe('xdna1');
     expect(report.routesChosenOn).toBe('modelled');
@@ -171,18 +171,28 @@ describe('ep-probe', () => {
     expect(text.stdout).toMatch(/faster: chosen on the modelled device time/);
   });
 
-  it('--model: a bad cost file is an error naming the key; without a device it is a usage error', () => {
+  it('--cost-model: a bad cost file is an error naming the key; without a device it is a usage error', () => {
     const file = path.join(tmp, 'cost.json');
     writeFileSync(file, '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50}');
-    const bad = runNode([cli, ...small, '--model', file], repoRoot, env);
+    const bad = runNode([cli, ...small, '--cost-model', file], repoRoot, env);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/cost.json: missing key "int8_tops"/);
-    const none = runNode([cli, ...small, '--device', 'none', '--model', 'xdna2'], repoRoot, env);
+    const none = runNode([cli, ...small, '--device', 'none', '--cost-model', 'xdna2'], repoRoot, env);
     expect(none.status).toBe(2);
-    expect(none.stderr).toMatch(/--model models the device calls: use it with --device emu/);
-    const unknown = runNode([cli, ...small, '--model', 'xdna9'], repoRoot, env);
+    expect(none.stderr).toMatch(/--cost-model models the device calls: use it with --device emu/);
+    const unknown = runNode([cli, ...small, '--cost-model', 'xdna9'], repoRoot, env);
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toMatch(/--model takes xdna1, xdna2 or a cost file ending in .json, got 'xdna9'/);
+    expect(unknown.stderr).toMatch(/--cost-model takes xdna1, xdna2 or a cost file ending in .json, got 'xdna9'/);
+  });
+
+  it('still takes the old name --model for one release, with a deprecation warning', () => {
+    const old = runNode([cli, ...small, '--device', 'none', '--model', 'xdna2'], repoRoot, env);
+    expect(old.status).toBe(2); // read as --cost-model: the same usage error
+    expect(old.stderr).toMatch(/DeprecationWarning: ep-probe --model is deprecated: use --cost-model/);
+    expect(old.stderr).toMatch(/--cost-model models the device calls: use it with --device emu/);
+    const both = runNode([cli, ...small, '--model', 'xdna2', '--cost-model', 'xdna1'], repoRoot, env);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/--model is the old name of --cost-model: give one of them/);
   });
 
   it('says what is wrong with its arguments', () => {

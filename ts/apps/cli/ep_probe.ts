@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const result = await probe({ K: args.K, N: args.N, rows: args.rows, repeat: args.repeat, device: args.device, designsDir: args.designsDir, seed: args.seed, costModel: args.model });
+    const result = await probe({ K: args.K, N: args.N, rows: args.rows, repeat: args.repeat, device: args.device, designsDir: args.designsDir, seed: args.seed, costModel: args.costModel });
     let routesFile: string | null = null;
     const on = result.device.costModel !== null ? 'modelled' : 'measured';
     let report = toReport(result, null, on);

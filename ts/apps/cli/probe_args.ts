@@ -17,12 +17,12 @@ options:
   --rows 1,4,32,36     rows values (M) to time (default 1,4,32,36)
   --repeat N           timed calls per route and rows value (default 20)
   --device ${devicesFlagText()}  device to probe (default emu; none: host column only)
-  --model ${costModelsFlagText()}
+  --cost-model ${costModelsFlagText()}
                        also show each device rows value's MODELLED time on that XDNA generation
                        (a cost model calibrated to published figures, docs/cost-model.md) and
                        the rows from which it beats the host; needs --device emu
   --save-routes FILE   write the faster route per rows into FILE (other shapes' lines are kept);
-                       read by the EP option routes. With --model, chosen on the modelled times
+                       read by the EP option routes. With --cost-model, chosen on the modelled times
   --designs-dir DIR    design cache directory (default under the user's cache directory)
   --seed N             seed of the random operands (default 1)
   --json               print one JSON object instead of the table
@@ -38,7 +38,7 @@ export interface ProbeArgs {
   saveRoutes?: string;
   designsDir?: string;
   seed: number;
-  model?: string;
+  costModel?: string;
   json: boolean;
   help: boolean;
 }
@@ -48,13 +48,22 @@ const FLAGS = {
   rows: { type: 'string' },
   repeat: { type: 'string' },
   device: { type: 'string' },
-  model: { type: 'string' },
+  'cost-model': { type: 'string' },
+  model: { type: 'string' }, // the old name of --cost-model, for one release
   'save-routes': { type: 'string' },
   'designs-dir': { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } satisfies FlagOptions;
+
+// --cost-model, or its old name --model with a deprecation warning (one of the two).
+function costModelFlag(costModel: string | boolean | undefined, old: string | boolean | undefined): string | undefined {
+  if (old === undefined) return costModel === undefined ? undefined : costModelOption('--cost-model', text(costModel));
+  if (costModel !== undefined) throw new UsageError('--model is the old name of --cost-model: give one of them');
+  process.emitWarning('ep-probe --model is deprecated: use --cost-model (the old name goes in the next release)', 'DeprecationWarning');
+  return costModelOption('--cost-model', text(old));
+}
 
 export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
   const { values, positionals, unknown } = readFlags(argv, FLAGS);
@@ -70,12 +79,13 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
     saveRoutes: given('save-routes') ? nonEmpty('--save-routes', text(values['save-routes']), 'a file name') : undefined,
     designsDir: given('designs-dir') ? nonEmpty('--designs-dir', text(values['designs-dir']), 'a directory') : undefined,
     seed: given('seed') ? count('--seed', text(values.seed), 1) : 1,
-    model: given('model') ? costModelOption('--model', text(values.model)) : undefined,
+    costModel: costModelFlag(values['cost-model'], values.model),
     json: given('json'),
     help: given('help'),
   };
   if (args.help) return args;
-  if (args.model !== undefined && args.device === 'none') throw new UsageError('--model models the device calls: use it with --device emu');
+  if (args.costModel !== undefined && args.device === 'none')
+    throw new UsageError('--cost-model models the device calls: use it with --device emu');
   const shape = text(values.shape);
   if (shape === undefined) throw new UsageError('--shape KxN is required, e.g. --shape 1024x2048');
   const match = /^(\d+)x(\d+)$/i.exec(shape.trim());
