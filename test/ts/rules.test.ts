@@ -50,14 +50,14 @@ describe('cost models (npu/cost_model)', () => {
       expect(pkg.validateOnebitOptions({ costModel: value }).costModel).toBe(expected);
       expect(validateProbeOptions({ K: 64, N: 48, costModel: value }).costModel).toBe(expected);
       expect(parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value]).costModel).toBe(value);
-      expect(parseProbeArgs(['--shape', '64x48', '--model', value]).model).toBe(value);
+      expect(parseProbeArgs(['--shape', '64x48', '--cost-model', value]).costModel).toBe(value);
     } else {
       expect(() => pkg.validateOnebitOptions({ costModel: value })).toThrow(`use 'xdna1', 'xdna2' or a cost file path ending in .json`);
       expect(() => validateProbeOptions({ K: 64, N: 48, costModel: value })).toThrow(`use 'xdna1', 'xdna2' or a cost file path ending in .json`);
       expect(() => parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value])).toThrow(
         `--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`,
       );
-      expect(() => parseProbeArgs(['--shape', '64x48', '--model', value])).toThrow(`--model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`);
+      expect(() => parseProbeArgs(['--shape', '64x48', '--cost-model', value])).toThrow(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`);
     }
   });
 });
@@ -82,7 +82,7 @@ describe('device values (npu::kDeviceOptions)', () => {
     expect(usage()).toContain('\n  --device auto|emu|none  the EP\'s offload device');
     expect(usage()).toContain('\n  --cost-model xdna1|xdna2|FILE.json\n');
     expect(probeUsage()).toContain('\n  --device auto|emu|none  device to probe');
-    expect(probeUsage()).toContain('\n  --model xdna1|xdna2|FILE.json\n');
+    expect(probeUsage()).toContain('\n  --cost-model xdna1|xdna2|FILE.json\n');
   });
 });
 
@@ -117,7 +117,7 @@ describe('counters (engine/counters.cpp)', () => {
     } finally {
       process.off('warning', listen);
     }
-    expect(warnings).toEqual(['DeprecationWarning: onebit: counters.qdqRuns is deprecated: use counters.groupRuns']);
+    expect(warnings.filter((w) => w.includes('qdqRuns'))).toEqual(['DeprecationWarning: onebit: counters.qdqRuns is deprecated: use counters.groupRuns']);
   });
 });
 
