@@ -7,7 +7,7 @@
 #include <cstring>
 #include <new>
 
-#include "npu/checksum.h"
+#include "base/checksum.h"
 #include "npu/design_check.h"
 #include "npu/sync_profile.h"
 

@@ -25,9 +25,9 @@
 #include "npu/block_plan.h"
 #include "npu/cost_model.h"
 #include "npu/design.h"
-#include "npu/design_cache.h"
+#include "npu/emu/design_cache.h"
 #include "npu/device.h"
-#include "npu/error.h"
+#include "base/error.h"
 #include "npu/sync_narrowing.h"
 #include "npu/weight_layout.h"
 

@@ -14,7 +14,7 @@
 
 #include "npu/device_gemm.h"
 #include "npu/device_lock.h"
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 #include "npu/lock_policy.h"
 #include "npu_test_util.h"
 

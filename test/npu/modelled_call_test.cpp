@@ -6,7 +6,7 @@
 #include <random>
 
 #include "npu/cost_model.h"
-#include "npu/design_builder.h"
+#include "npu/emu/design_builder.h"
 #include "npu/device_gemm.h"
 #include "npu_test_util.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/regular_file.h"
+#include "base/regular_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -8,7 +8,7 @@
 #include <string>
 #include <variant>
 
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

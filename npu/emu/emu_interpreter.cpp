@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/emu_interpreter.h"
+#include "npu/emu/emu_interpreter.h"
 
 #include <algorithm>
 #include <array>

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "npu/device_gemm.h"
-#include "npu/emu_device.h"
-#include "npu/failure_injection.h"
+#include "npu/emu/emu_device.h"
+#include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/failure_injection.h"
+#include "npu/emu/failure_injection.h"
 
 #include <atomic>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/utf8.h"
+#include "base/utf8.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/checksum.h"
+#include "base/checksum.h"
 
 namespace onebit::npu {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/json_object.h"
+#include "base/json_object.h"
 
 #include <cctype>
 #include <cmath>
 #include <locale>
 #include <sstream>
 
-#include "npu/utf8.h"
+#include "base/utf8.h"
 
 namespace onebit::npu {
 

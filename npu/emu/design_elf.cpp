@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/design_elf.h"
+#include "npu/emu/design_elf.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-#include "npu/checksum.h"
-#include "npu/design_program.h"
-#include "npu/regular_file.h"
+#include "base/checksum.h"
+#include "npu/emu/design_program.h"
+#include "base/regular_file.h"
 
 namespace onebit::npu {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/design_builder.h"
+#include "npu/emu/design_builder.h"
 
 #include <algorithm>
 
-#include "npu/checksum.h"
-#include "npu/design_program.h"
+#include "base/checksum.h"
+#include "npu/emu/design_program.h"
 
 namespace onebit::npu {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "npu/checksum.h"
-#include "npu/design_program.h"
-#include "npu/emu_interpreter.h"
-#include "npu/failure_injection.h"
+#include "base/checksum.h"
+#include "npu/emu/design_program.h"
+#include "npu/emu/emu_interpreter.h"
+#include "npu/emu/failure_injection.h"
 #include "npu/weight_layout.h"
 
 namespace onebit::npu {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "npu/regular_file.h"
+#include "base/regular_file.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

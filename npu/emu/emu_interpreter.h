@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "npu/design.h"
-#include "npu/design_program.h"
-#include "npu/error.h"
+#include "npu/emu/design_program.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

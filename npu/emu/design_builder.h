@@ -2,7 +2,7 @@
 // The design generator: builds the program and declaration of a design for the emu target.
 #pragma once
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

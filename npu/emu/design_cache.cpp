@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/design_cache.h"
+#include "npu/emu/design_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "npu/design_builder.h"
-#include "npu/design_elf.h"
+#include "npu/emu/design_builder.h"
+#include "npu/emu/design_elf.h"
 
 namespace onebit::npu {
 

@@ -6,9 +6,9 @@
 #include <random>
 #include <thread>
 
-#include "npu/design_builder.h"
+#include "npu/emu/design_builder.h"
 #include "npu/device_gemm.h"
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <random>
 
-#include "npu/design_elf.h"
+#include "npu/emu/design_elf.h"
 #include "npu/device_gemm.h"
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "npu/design_builder.h"
-#include "npu/emu_device.h"
+#include "npu/emu/design_builder.h"
+#include "npu/emu/emu_device.h"
 #include "npu/weight_layout.h"
 #include "npu_test_util.h"
 

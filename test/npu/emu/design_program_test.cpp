@@ -7,11 +7,11 @@
 #include <cstring>
 #include <random>
 
-#include "npu/checksum.h"
-#include "npu/design_builder.h"
-#include "npu/design_program.h"
+#include "base/checksum.h"
+#include "npu/emu/design_builder.h"
+#include "npu/emu/design_program.h"
 #include "npu/weight_layout.h"
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

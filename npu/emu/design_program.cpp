@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "npu/design_program.h"
+#include "npu/emu/design_program.h"
 
 #include <array>
 #include <optional>
