@@ -30,12 +30,11 @@ ort='onnxruntime|onebit_ep\.h'
 node='napi\.h|node_api|node\.h'
 forbid base "$ort|$node|kernels/|npu/|engine/|ep/|probes/|bindings/" "is the bottom utilities (base only)"
 forbid kernels "$ort|$node|base/|npu/|engine/|ep/|probes/|bindings/" "is the bottom layer (kernels only)"
-# The core reaches the emulator in three places, until a backend registry and a design source
-# interface cut them (npu/README.md, "Where the core still reaches the emulator").
+# The core reaches the emulator in two places, until a backend registry and a shared tiling rule
+# cut them (npu/README.md, "Where the core still reaches the emulator").
 forbid npu "$ort|$node|kernels/|npu/emu/|engine/|ep/|probes/|bindings/" \
   "is the device-facing core (base only; the emulator sits above it)" \
   npu/device_select.h:npu/emu/emu_device.h \
-  npu/device_gemm.h:npu/emu/design_cache.h \
   npu/cost_model.cpp:npu/emu/design_builder.h
 forbid npu/emu "$ort|$node|kernels/|engine/|ep/|probes/|bindings/" "is the emulator (npu and base only)"
 # The engine holds the session's design cache (engine/README.md); it never opens the emulator itself.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "npu/design.h"
+#include "npu/design_source.h"
 #include "base/error.h"
 
 namespace onebit::npu {
@@ -18,13 +19,7 @@ namespace onebit::npu {
 // /tmp/onebit-ep-designs.
 std::string default_designs_dir();
 
-struct CachedDesign {
-  Design design;
-  std::string path;
-  bool built = false;  // true: built and written on this call (a miss); false: read from disk
-};
-
-class DesignCache {
+class DesignCache : public DesignSource {
  public:
   explicit DesignCache(std::string dir = default_designs_dir()) : dir_(std::move(dir)) {}
   const std::string& dir() const { return dir_; }
@@ -33,7 +28,7 @@ class DesignCache {
   std::string path_of(const DesignKey& key) const { return version_dir() + "/" + key.file_name(); }
 
   // Load the design for `key`, building it on a miss.
-  Result<CachedDesign> get(const DesignKey& key) const;
+  Result<CachedDesign> get(const DesignKey& key) const override;
 
  private:
   std::string dir_;

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "npu/device_gemm.h"
+#include "npu/emu/design_cache.h"
 #include "npu/device_lock.h"
 #include "npu/emu/emu_device.h"
 #include "npu/lock_policy.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "npu/device_gemm.h"
+#include "npu/emu/design_cache.h"
 #include "npu/emu/emu_device.h"
 #include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
