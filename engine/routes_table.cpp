@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "npu/regular_file.h"
+#include "base/regular_file.h"
 
 namespace onebit {
 

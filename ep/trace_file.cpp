@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernels/gemm_q8_kernels.h"
-#include "npu/utf8.h"
+#include "base/utf8.h"
 
 namespace onebit {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/counters.h"
-#include "npu/regular_file.h"
+#include "base/regular_file.h"
 
 namespace onebit {
 

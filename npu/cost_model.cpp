@@ -6,10 +6,10 @@
 #include <iomanip>
 #include <sstream>
 
-#include "npu/design_builder.h"
-#include "npu/json_object.h"
-#include "npu/regular_file.h"
-#include "npu/utf8.h"
+#include "npu/emu/design_builder.h"
+#include "base/json_object.h"
+#include "base/regular_file.h"
+#include "base/utf8.h"
 
 namespace onebit::npu {
 

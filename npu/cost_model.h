@@ -19,7 +19,7 @@
 
 #include "npu/block_plan.h"
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

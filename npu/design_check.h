@@ -11,7 +11,7 @@
 
 #include "npu/design.h"
 #include "npu/device.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "npu/design.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

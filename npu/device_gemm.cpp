@@ -7,7 +7,7 @@
 #include <cstring>
 #include <new>
 
-#include "npu/checksum.h"
+#include "base/checksum.h"
 #include "npu/design_check.h"
 #include "npu/sync_profile.h"
 
@@ -27,14 +27,14 @@ uint64_t ns_since(Clock::time_point start) {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create(Device& device, const DesignCache& cache, uint32_t K,
+Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create(Device& device, const DesignSource& source, uint32_t K,
                                                        uint32_t N, const int8_t* w, WeightLayout layout,
                                                        const GemmOptions& options) {
   std::vector<Design> designs;
   uint32_t built = 0;
   try {
     for (uint32_t m_block : options.block_sizes) {
-      Result<CachedDesign> cached = cache.get({device.target(), K, N, m_block});
+      Result<CachedDesign> cached = source.get({device.target(), K, N, m_block});
       if (!cached) return cached.error();
       built += cached->built ? 1 : 0;
       designs.push_back(std::move(cached->design));

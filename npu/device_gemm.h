@@ -25,9 +25,9 @@
 #include "npu/block_plan.h"
 #include "npu/cost_model.h"
 #include "npu/design.h"
-#include "npu/design_cache.h"
+#include "npu/design_source.h"
 #include "npu/device.h"
-#include "npu/error.h"
+#include "base/error.h"
 #include "npu/sync_narrowing.h"
 #include "npu/weight_layout.h"
 
@@ -71,9 +71,9 @@ struct CallStats {
 
 class DeviceGemm {
  public:
-  // Gets the designs for (K, N) and every block size from the cache (building on a miss),
-  // loads them, packs `w` (K×N or N×K int8, per `layout`) and uploads it.
-  static Result<std::unique_ptr<DeviceGemm>> create(Device& device, const DesignCache& cache, uint32_t K, uint32_t N,
+  // Gets the designs for (K, N) and every block size from `source` (the emu cache builds them on
+  // a miss), loads them, packs `w` (K×N or N×K int8, per `layout`) and uploads it.
+  static Result<std::unique_ptr<DeviceGemm>> create(Device& device, const DesignSource& source, uint32_t K, uint32_t N,
                                                     const int8_t* w, WeightLayout layout,
                                                     const GemmOptions& options = {});
   // The same from designs the caller already holds (one per block size, same K, N and tiling).

@@ -15,8 +15,8 @@
 #pragma once
 #include <string>
 
-#include "npu/error.h"
-#include "npu/regular_file.h"
+#include "base/error.h"
+#include "base/regular_file.h"
 
 namespace onebit::npu {
 

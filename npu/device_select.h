@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "npu/device.h"
-#include "npu/emu_device.h"
-#include "npu/error.h"
+#include "npu/emu/emu_device.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "npu/device.h"
-#include "npu/error.h"
+#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/group_run.h"
-#include "npu/failure_injection.h"
+#include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
 
 namespace onebit {

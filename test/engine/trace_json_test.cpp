@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ep/trace_file.h"
-#include "npu/utf8.h"
+#include "base/utf8.h"
 #include "npu_test_util.h"
 #include "strict_json.h"
 

@@ -8,9 +8,10 @@
 #include <cstdlib>
 #include <random>
 
-#include "npu/checksum.h"
+#include "base/checksum.h"
 #include "npu/device_gemm.h"
-#include "npu/emu_device.h"
+#include "npu/emu/design_cache.h"
+#include "npu/emu/emu_device.h"
 #include "npu/sync_profile.h"
 #include "npu_test_util.h"
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "npu/json_object.h"
+#include "base/json_object.h"
 
 namespace onebit::npu {
 namespace {

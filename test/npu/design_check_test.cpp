@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <random>
 
-#include "npu/checksum.h"
-#include "npu/design_cache.h"
+#include "base/checksum.h"
+#include "npu/emu/design_cache.h"
 #include "npu/design_check.h"
-#include "npu/design_elf.h"
-#include "npu/design_program.h"
+#include "npu/emu/design_elf.h"
+#include "npu/emu/design_program.h"
 #include "npu/device_gemm.h"
 #include "npu_test_util.h"
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "npu/device_gemm.h"
+#include "npu/emu/design_cache.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -13,8 +13,9 @@
 #include <random>
 
 #include "npu/device_gemm.h"
+#include "npu/emu/design_cache.h"
 #include "npu/device_lock.h"
-#include "npu/emu_device.h"
+#include "npu/emu/emu_device.h"
 #include "npu/lock_policy.h"
 #include "npu_test_util.h"
 

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "npu/design.h"
-#include "npu/design_builder.h"
-#include "npu/emu_device.h"
-#include "npu/error.h"
+#include "npu/emu/design_builder.h"
+#include "npu/emu/emu_device.h"
+#include "base/error.h"
 
 namespace onebit_npu_test {
 

@@ -9,8 +9,8 @@
 
 #include "kernels/gemm_q8_kernels.h"
 #include "npu/design.h"
-#include "npu/design_cache.h"
-#include "npu/failure_injection.h"
+#include "npu/emu/design_cache.h"
+#include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
 #include "probes/shape_probe.h"
 #include "probes/spread.h"

@@ -43,7 +43,7 @@ def isolated(tmp_path, monkeypatch):
 
 
 def design_dir(isolated) -> pathlib.Path:
-    """Where the cache keeps this generator version's designs (npu/design_builder.h)."""
+    """Where the cache keeps this generator version's designs (npu/emu/design_builder.h)."""
     return pathlib.Path(isolated["designs_dir"]) / "builder-1"
 
 

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Opening the files the EP is pointed at: regular files only, never blocking, size-bounded, and
+// every error names the path and the errno. ctest gives this suite a time limit, so a FIFO that
+// blocks fails it instead of hanging.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/regular_file.h"
+#include "npu_test_util.h"
+
+namespace onebit::npu {
+namespace {
+
+using onebit_npu_test::TempDir;
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void expect_error(const Status& status, const std::string& want) {
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.code(), ErrorCode::kIo);
+  EXPECT_EQ(status.reason(), want);
+}
+
+TEST(RegularFile, ReadsTheWholeFile) {
+  TempDir tmp;
+  const std::string text(100'000, 'x');
+  write_text(tmp.file("a"), text);
+  Result<std::vector<uint8_t>> bytes = read_regular_file(tmp.file("a"), text.size());
+  ASSERT_TRUE(bytes) << bytes.error().reason;
+  EXPECT_EQ(std::string(bytes->begin(), bytes->end()), text);
+  write_text(tmp.file("empty"), "");
+  EXPECT_TRUE(read_regular_file(tmp.file("empty"), 0)->empty());
+}
+
+TEST(RegularFile, LargerThanTheBoundIsRefused) {
+  TempDir tmp;
+  write_text(tmp.file("a"), std::string(101, 'x'));
+  expect_error(read_regular_file(tmp.file("a"), 100).status(),
+               tmp.file("a") + ": larger than 100 bytes, the most expected");
+}
+
+TEST(RegularFile, FifoIsRefusedWithoutBlocking) {
+  TempDir tmp;
+  const std::string fifo = tmp.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error(read_regular_file(fifo, 100).status(), fifo + ": a FIFO, expected a regular file");
+  expect_error(open_regular_file(fifo, FileAccess::kReadWriteCreate).status(), fifo + ": a FIFO, expected a regular file");
+  // For writing with no reader, open itself fails (ENXIO) rather than waiting for one.
+  expect_error(open_regular_file(fifo, FileAccess::kWriteTruncate).status(),
+               fifo + ": cannot open: No such device or address (errno 6)");
+}
+
+TEST(RegularFile, DevicesAndDirectoriesAreRefused) {
+  TempDir tmp;
+  expect_error(read_regular_file("/dev/zero", 100).status(), "/dev/zero: a character device, expected a regular file");
+  expect_error(read_regular_file(tmp.path(), 100).status(), tmp.path() + ": a directory, expected a regular file");
+  expect_error(open_regular_file(tmp.path(), FileAccess::kWriteTruncate).status(),
+               tmp.path() + ": cannot open: Is a directory (errno 21)");
+}
+
+TEST(RegularFile, MissingNamesPathAndErrno) {
+  TempDir tmp;
+  expect_error(read_regular_file(tmp.file("nope"), 100).status(),
+               tmp.file("nope") + ": cannot open: No such file or directory (errno 2)");
+  expect_error(open_regular_file(tmp.file("no-dir/lock"), FileAccess::kReadWriteCreate).status(),
+               tmp.file("no-dir/lock") + ": cannot open: No such file or directory (errno 2)");
+}
+
+TEST(RegularFile, IdentityTellsWhetherThePathStillNamesTheOpenFile) {
+  TempDir tmp;
+  const std::string path = tmp.file("lock");
+  Result<FileDescriptor> fd = open_regular_file(path, FileAccess::kReadWriteCreate);
+  ASSERT_TRUE(fd);
+  EXPECT_EQ(*identity_of(fd->get()), *identity_of(path));
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  EXPECT_FALSE(identity_of(path));
+  write_text(path, "replaced");
+  EXPECT_NE(*identity_of(fd->get()), *identity_of(path));
+}
+
+}  // namespace
+}  // namespace onebit::npu
