@@ -36,7 +36,7 @@ struct ReusedBlockActivation {
 }  // namespace
 
 void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks) {
-  const PackedNBits& w = g.block_weights;
+  const PackedNBits& w = *g.block_weights;
   ThreadReused<ReusedBlockActivation> a;
   quantize_activation_blocks(x, M, w.K, w.block_size, a->a);
   const int64_t per_task = (w.tiles() + kTasksPerCall - 1) / kTasksPerCall;

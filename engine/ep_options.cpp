@@ -47,6 +47,15 @@ void parse_trace(const std::string& key, const std::string& value, EpOptions& op
   options.trace_file = value;
 }
 
+// ONEBIT_SHARE_WEIGHTS: unset, empty or "1" shares packed weights between sessions, "0" does not.
+bool share_weights_from_env() {
+  const char* env = std::getenv("ONEBIT_SHARE_WEIGHTS");
+  const std::string value = env == nullptr ? "" : env;
+  if (value.empty() || value == "1") return true;
+  if (value == "0") return false;
+  throw std::invalid_argument("ONEBIT_SHARE_WEIGHTS=" + value + " is invalid: use 0 or 1");
+}
+
 }  // namespace
 
 bool is_trace_path(std::string_view value) {
@@ -89,6 +98,7 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   const char* env = std::getenv("ONEBIT_EP_TRACE");
   if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
   options.activation_matmuls = activation_matmuls_from_env();
+  options.share_weights = share_weights_from_env();
   return options;
 }
 

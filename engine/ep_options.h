@@ -60,6 +60,9 @@ struct EpOptions {
   ActivationMatmuls activation_matmuls = ActivationMatmuls::Measured;
   // MatMulNBits with accuracy_level 0-3 claimed too (matmul_nbits_accuracy=any).
   bool nbits_any_accuracy = false;
+  // Packed weights shared with the process's other sessions (engine/shared_weights.h);
+  // ONEBIT_SHARE_WEIGHTS=0 gives the session its own copy (not an option: for measuring).
+  bool share_weights = true;
 };
 
 // A trace option's value names a file, rather than being a typo of 0/1 such as "yes", when it
@@ -70,8 +73,8 @@ bool is_trace_path(std::string_view value);
 // The rule in words, for messages (here and in the Node package).
 constexpr const char* kTracePathRule = "absolute, starting with ./ or ../, or ending in .json";
 
-// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE and
-// ONEBIT_ACTIVATION_MATMULS.
+// Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE,
+// ONEBIT_ACTIVATION_MATMULS and ONEBIT_SHARE_WEIGHTS.
 // Unknown keys and bad values throw std::invalid_argument naming the key and what is valid.
 EpOptions parse_ep_options(const std::map<std::string, std::string>& entries);
 

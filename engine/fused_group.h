@@ -4,6 +4,7 @@
 // each call brings (how its activation arrives, a B that changes per call).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,9 @@ struct FusedGroup {
   // N; each call's epilogue scales by float(s_x * w_scale[n]) (see activation_scale.h).
   std::vector<float> w_scale;
   std::vector<int64_t> w_batch;        // leading dims of a batched weight (broadcast against the activation's)
-  std::vector<PackedWeights> weights;  // one per batch entry
+  // One per batch entry; read-only, and shared by every group of the process with the same packed
+  // bytes (engine/shared_weights.h).
+  std::vector<std::shared_ptr<const PackedWeights>> weights;
   GroupDevice device;                  // the device leg (empty: host only)
   // Activation × activation: B (`w_name`, of w_type, per tensor) is an input of each call, packed
   // for it; K, N and w_batch are what the model declares (-1 where symbolic).
@@ -48,7 +51,7 @@ struct FusedGroup {
   int32_t w_zero_point = 0;  // unless the call brings one
   // MatMulNBits (x_source PerKBlock): its 4- or 8-bit weights as the W4A8 kernels stream them, and
   // its bias (N floats, or none); y is float. Such a group has no `weights` and no device leg.
-  PackedNBits block_weights;
+  std::shared_ptr<const PackedNBits> block_weights;  // shared alike
   std::vector<float> block_bias;
 
   bool quantizes_x() const { return x_source != ActivationSource::Quantized; }

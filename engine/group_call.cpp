@@ -15,7 +15,7 @@ uint64_t ns_since(CallClock::time_point start) {
 CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& prepared,
                     const Epilogue& epilogue, int32_t* acc, void* y) {
   const auto start = CallClock::now();
-  const PackedWeights& w = g.weights[batch];
+  const PackedWeights& w = *g.weights[batch];
   CallResult result;
   result.reason = g.weights.size() == 1
                       ? choose_route(*site.policy, site.device != nullptr, g.device.gemm != nullptr, g.K, g.N, prepared.M)

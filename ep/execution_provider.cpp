@@ -134,7 +134,7 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
           log(session.logger, ORT_LOGGING_LEVEL_WARNING,
               "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure);
       }
-      GroupPlan plan = pack_group(std::move(source));
+      GroupPlan plan = pack_group(std::move(source), session.options.share_weights);
       plan.device = std::move(device);
       const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
       const KernelOutputs outputs = find_kernel_outputs(

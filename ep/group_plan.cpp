@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "engine/batch_broadcast.h"
+#include "engine/shared_weights.h"
 #include "kernels/page_out.h"
 
 namespace onebit {
@@ -398,12 +399,13 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
   return src;
 }
 
-GroupPlan pack_group(GroupSource src) {
+GroupPlan pack_group(GroupSource src, bool share) {
   GroupPlan plan = std::move(src.plan);
   if (plan.w_per_call) return plan;  // B is packed per call
   if (src.is_nbits()) {
-    const std::string error = pack_nbits_weights(src.nbits, plan.block_weights);
-    require(error.empty(), error);
+    std::string error;
+    plan.block_weights = shared_pack_nbits(src.nbits, share, error);
+    require(plan.block_weights != nullptr, error);
     plan.block_bias.assign(plan.epilogue.bias.begin(), plan.epilogue.bias.end());  // float values, widened once
     (void)page_out(src.nbits.b, static_cast<size_t>(src.nbits.b_bytes));
     return plan;
@@ -412,9 +414,11 @@ GroupPlan pack_group(GroupSource src) {
   const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);
   const int32_t* zp = src.w_zero_points.empty() ? nullptr : src.w_zero_points.data();
-  for (size_t b = 0; b < batches; ++b)
-    plan.weights.push_back(pack_weights(bytes + b * per_batch, src.w_type, plan.K, plan.N, src.w_is_nk, zp,
-                                        static_cast<int64_t>(src.w_zero_points.size())));
+  const auto zp_count = static_cast<int64_t>(src.w_zero_points.size());
+  for (size_t b = 0; b < batches; ++b) {
+    const uint8_t* w = bytes + b * per_batch;
+    plan.weights.push_back(shared_pack_weights(w, src.w_type, plan.K, plan.N, src.w_is_nk, zp, zp_count, share));
+  }
   (void)page_out(bytes, src.w.count());  // ORT's copy is not read again (see page_out.h)
   return plan;
 }

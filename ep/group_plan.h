@@ -50,6 +50,8 @@ ONNXTensorElementDataType element_type_of(QType t);
 // Throws UnsupportedGroup naming the value and the reason.
 GroupSource read_group(const GroupMatch& match, const GraphIndex& graph);
 
-GroupPlan pack_group(GroupSource source);
+// Packs the weights, shared with the process's other groups of the same packed bytes when `share`
+// (engine/shared_weights.h), then pages ORT's copy out.
+GroupPlan pack_group(GroupSource source, bool share);
 
 }  // namespace onebit

@@ -58,6 +58,10 @@ KGroup selected_k_group();
 PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
                            const int32_t* zero_points, int64_t zero_point_count,
                            KGroup group = selected_k_group());
+// Whether pack_weights of these operands in p's grouping gives p, read back value by value (one
+// pass, no copy): how a shared packing is matched against a weight it was not packed from.
+bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
+              const int32_t* zero_points, int64_t zero_point_count);
 
 struct Activation {
   const void* data = nullptr;  // M×K row-major

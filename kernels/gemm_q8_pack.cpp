@@ -7,27 +7,43 @@ namespace onebit {
 
 namespace {
 
-// w (values of type S, shifted by -shift to int8) into p's blocks and column sums. A K×N source is
-// walked row by row so that its reads are sequential (packing a non-constant B happens per call);
-// an N×K source column by column for the same reason.
-template <typename S>
-void pack_values(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shift, PackedWeights& p) {
-  const int64_t g = p.group_size();
-  const int g_bits = g == 4 ? 2 : 1;  // g is 2 or 4: shifts, not divisions, in the per-element index
-  const int64_t block_bytes = p.block_bytes();
-  const auto store = [&](int64_t k, int64_t n, int32_t value) {
-    const auto shifted = static_cast<int8_t>(value - shift);
-    p.blocks[static_cast<size_t>((n / kBlockN) * block_bytes + ((k >> g_bits) << g_bits) * kBlockN +
-                                 (n % kBlockN) * g + (k & (g - 1)))] = shifted;
-    p.col_sum[static_cast<size_t>(n)] += shifted;
-  };
+// Where w[k][n] goes in p's blocks: shifts, not divisions, in the per-element index (g is 2 or 4).
+struct BlockIndex {
+  explicit BlockIndex(const PackedWeights& p)
+      : g(p.group_size()), g_bits(g == 4 ? 2 : 1), block_bytes(p.block_bytes()) {}
+  size_t operator()(int64_t k, int64_t n) const {
+    return static_cast<size_t>((n / kBlockN) * block_bytes + ((k >> g_bits) << g_bits) * kBlockN + (n % kBlockN) * g +
+                               (k & (g - 1)));
+  }
+  int64_t g;
+  int g_bits;
+  int64_t block_bytes;
+};
+
+// visit(k, n, w[k][n] shifted by -shift to int8) for every value of w. A K×N source is walked row
+// by row so that its reads are sequential (packing a non-constant B happens per call); an N×K
+// source column by column for the same reason.
+template <typename S, typename Visit>
+void for_each_value(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shift, Visit&& visit) {
   if (w_is_nk) {
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t k = 0; k < K; ++k) store(k, n, int32_t(w[n * K + k]));
+      for (int64_t k = 0; k < K; ++k) visit(k, n, static_cast<int8_t>(int32_t(w[n * K + k]) - shift));
   } else {
     for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n) store(k, n, int32_t(w[k * N + n]));
+      for (int64_t n = 0; n < N; ++n) visit(k, n, static_cast<int8_t>(int32_t(w[k * N + n]) - shift));
   }
+}
+
+template <typename Visit>
+void for_each_value(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk, Visit&& visit) {
+  const int32_t shift = shift_for(type);
+  if (type == QType::Uint8) for_each_value(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, visit);
+  else for_each_value(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, visit);
+}
+
+int32_t packed_zero_point(QType type, const int32_t* zero_points, int64_t zero_point_count, int64_t n) {
+  const int32_t zp = zero_points == nullptr ? 0 : zero_point_count == 1 ? zero_points[0] : zero_points[n];
+  return zp - shift_for(type);
 }
 
 }  // namespace
@@ -41,16 +57,25 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
   p.blocks.assign(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
   p.zero_point.assign(static_cast<size_t>(N), 0);
   p.col_sum.assign(static_cast<size_t>(N), 0);
-  const int32_t shift = shift_for(type);
-  if (type == QType::Uint8) pack_values(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, p);
-  else pack_values(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, p);
-  for (int64_t n = 0; n < N; ++n) {
-    const int32_t zp = zero_points == nullptr ? 0
-                       : zero_point_count == 1 ? zero_points[0]
-                                               : zero_points[n];
-    p.zero_point[static_cast<size_t>(n)] = zp - shift;
-  }
+  const BlockIndex index(p);
+  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
+    p.blocks[index(k, n)] = value;
+    p.col_sum[static_cast<size_t>(n)] += value;
+  });
+  for (int64_t n = 0; n < N; ++n)
+    p.zero_point[static_cast<size_t>(n)] = packed_zero_point(type, zero_points, zero_point_count, n);
   return p;
+}
+
+bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
+              const int32_t* zero_points, int64_t zero_point_count) {
+  if (p.K != K || p.N != N) return false;
+  for (int64_t n = 0; n < N; ++n)
+    if (p.zero_point[static_cast<size_t>(n)] != packed_zero_point(type, zero_points, zero_point_count, n)) return false;
+  const BlockIndex index(p);
+  bool same = true;  // the padding is zero in both, and the column sums follow from the values
+  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) { same &= p.blocks[index(k, n)] == value; });
+  return same;
 }
 
 namespace {

@@ -65,6 +65,9 @@ struct PackedNBits {
 // Packs `w` into `out`; returns an empty string, or what is malformed (sizes, bits, block size)
 // and leaves `out` untouched.
 std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out);
+// Whether pack_nbits_weights(w) gives p, read back bit by bit (one pass, no copy): how a shared
+// packing is matched against weights it was not packed from. False for malformed w.
+bool packs_to(const PackedNBits& p, const NBitsWeights& w);
 
 // Activations quantized per row and k-block (the contract's q and a_scale), rows padded with
 // zeros to whole blocks, with each block's Σq (the zero-point correction).

@@ -58,36 +58,68 @@ Slot slot(int64_t bits, int64_t k, int64_t c) {
   return {(k / 8) * 32 + 4 * c + k % 4, int((k % 8) / 4) * 4};
 }
 
-}  // namespace
+// The packing as the bits it writes: put(offset, shift, mask, value) for each weight (k < K), each
+// byte of each block scale and each zero point, where offset is a byte of p.data and the value
+// goes under `mask` at `shift` there. p holds w's geometry; bytes never put stay 0.
+template <typename Put>
+void for_each_packed_bits(const NBitsWeights& w, const PackedNBits& p, Put&& put) {
+  const int64_t k_blocks = p.k_blocks();
+  const uint32_t weight_mask = w.bits == 8 ? 0xFF : 0xF;
+  for (int64_t n = 0; n < w.N; ++n) {
+    const int64_t c = n % kW4A8TileN;
+    const int64_t tile = (n / kW4A8TileN) * p.tile_stride();
+    for (int64_t b = 0; b < k_blocks; ++b) {
+      const int64_t block = tile + b * p.block_stride();
+      // Weights past K stay 0: their activations are 0, so they add nothing whatever ORT's padding holds.
+      for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k) {
+        const Slot s = slot(w.bits, k - b * w.block_size, c);
+        put(block + s.byte, s.shift, weight_mask, static_cast<uint8_t>(model_weight(w, k_blocks, n, k)));
+      }
+      uint8_t scale[sizeof(float)];
+      std::memcpy(scale, &w.scales[n * k_blocks + b], sizeof(float));
+      for (int64_t i = 0; i < int64_t(sizeof(float)); ++i)
+        put(block + p.weight_bytes() + c * int64_t(sizeof(float)) + i, 0, 0xFF, scale[i]);
+      if (p.has_zero_points)
+        put(block + p.weight_bytes() + kW4A8TileN * int64_t(sizeof(float)) + c, 0, 0xFF,
+            static_cast<uint8_t>(model_zero_point(w, k_blocks, n, b)));
+    }
+  }
+}
 
-std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
-  if (std::string error = shape_error(w); !error.empty()) return error;
+PackedNBits packed_geometry(const NBitsWeights& w) {
   PackedNBits p;
   p.K = w.K;
   p.N = w.N;
   p.bits = w.bits;
   p.block_size = w.block_size;
   p.has_zero_points = w.zero_points != nullptr;
-  const int64_t k_blocks = p.k_blocks();
+  return p;
+}
+
+}  // namespace
+
+std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
+  if (std::string error = shape_error(w); !error.empty()) return error;
+  PackedNBits p = packed_geometry(w);
   p.data.assign(static_cast<size_t>(p.tiles() * p.tile_stride()), 0);
-  for (int64_t n = 0; n < w.N; ++n) {
-    const int64_t c = n % kW4A8TileN;
-    uint8_t* tile = p.data.data() + (n / kW4A8TileN) * p.tile_stride();
-    for (int64_t b = 0; b < k_blocks; ++b) {
-      uint8_t* block = tile + b * p.block_stride();
-      // Weights past K stay 0: their activations are 0, so they add nothing whatever ORT's padding holds.
-      for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k) {
-        const Slot s = slot(w.bits, k - b * w.block_size, c);
-        block[s.byte] = static_cast<uint8_t>(block[s.byte] | (model_weight(w, k_blocks, n, k) << s.shift));
-      }
-      std::memcpy(block + p.weight_bytes() + c * int64_t(sizeof(float)), &w.scales[n * k_blocks + b], sizeof(float));
-      if (p.has_zero_points)
-        block[p.weight_bytes() + kW4A8TileN * int64_t(sizeof(float)) + c] =
-            static_cast<uint8_t>(model_zero_point(w, k_blocks, n, b));
-    }
-  }
+  for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t, uint8_t value) {
+    p.data[static_cast<size_t>(offset)] = static_cast<uint8_t>(p.data[static_cast<size_t>(offset)] | (value << shift));
+  });
   out = std::move(p);
   return {};
+}
+
+bool packs_to(const PackedNBits& p, const NBitsWeights& w) {
+  if (!shape_error(w).empty()) return false;
+  const PackedNBits geometry = packed_geometry(w);
+  if (p.K != geometry.K || p.N != geometry.N || p.bits != geometry.bits || p.block_size != geometry.block_size ||
+      p.has_zero_points != geometry.has_zero_points)
+    return false;
+  bool same = true;  // what packing never puts is 0 in both
+  for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t mask, uint8_t value) {
+    same &= ((p.data[static_cast<size_t>(offset)] >> shift) & mask) == value;
+  });
+  return same;
 }
 
 int32_t PackedNBits::weight(int64_t k, int64_t n) const {

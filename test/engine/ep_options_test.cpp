@@ -124,5 +124,18 @@ TEST_F(EpOptionsTest, TraceForms) {
   unsetenv("ONEBIT_EP_TRACE");
 }
 
+TEST_F(EpOptionsTest, ShareWeightsFromTheEnvironment) {
+  unsetenv("ONEBIT_SHARE_WEIGHTS");
+  EXPECT_TRUE(parse_ep_options({}).share_weights);
+  setenv("ONEBIT_SHARE_WEIGHTS", "0", 1);
+  EXPECT_FALSE(parse_ep_options({}).share_weights);
+  setenv("ONEBIT_SHARE_WEIGHTS", "1", 1);
+  EXPECT_TRUE(parse_ep_options({}).share_weights);
+  setenv("ONEBIT_SHARE_WEIGHTS", "off", 1);
+  const std::string bad = error_of({});
+  EXPECT_NE(bad.find("ONEBIT_SHARE_WEIGHTS=off is invalid: use 0 or 1"), std::string::npos) << bad;
+  unsetenv("ONEBIT_SHARE_WEIGHTS");
+}
+
 }  // namespace
 }  // namespace onebit

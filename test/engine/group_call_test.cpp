@@ -47,7 +47,8 @@ struct Operands {
     g.N = N;
     g.x_zero_point = x_zero_point;
     g.epilogue.kind = OutputKind::Int32;  // y = acc: the accumulators are the output
-    g.weights.push_back(pack_weights(w.data(), QType::Uint8, K, N, false, w_zero_points.data(), N));
+    g.weights.push_back(
+        std::make_shared<const PackedWeights>(pack_weights(w.data(), QType::Uint8, K, N, false, w_zero_points.data(), N)));
     return g;
   }
 };

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Sessions of one model in one process share one packed copy of its weights (engine/shared_weights.h).
+
+Each arm runs in a child process, so that its proportional set size (PSS, /proc/self/smaps_rollup)
+is its own: it creates sessions one after the other, runs each once, and reports its PSS after
+each creation. The bound on an extra session's growth, a quarter of the packed weights, holds
+because such a session adds no copy of the weights at all: the packing is found in the registry,
+and ORT's copy of every initializer a group consumed is dropped (drop_constant_initializers) and
+paged out; what it adds is ORT's session state, a few MiB whatever the weights' size. The arm with
+sharing off (ONEBIT_SHARE_WEIGHTS=0) grows by about the packed size per session, so the bound
+would catch a second copy.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+
+import numpy as np
+import onnx
+import pytest
+
+import ep_session as es
+import qdq_models as qm
+import reference
+from conftest import HERE, REPO
+
+DIMS = (2048, 6144)  # one int8 weight of 12 MiB, far above a session's own state
+WEIGHT_BYTES = sum(k * n for k, n in zip(DIMS, DIMS[1:]))
+ROWS = 5
+
+ARM = textwrap.dedent("""
+    import json, pathlib, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[2])
+    import ep_session as es
+
+    def pss_bytes():
+        for line in pathlib.Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+
+    es.ensure_registered()
+    x = np.load(sys.argv[4])
+    sessions, pss, outputs = [], [], []
+    for path in sys.argv[5:] * int(sys.argv[3]):
+        sessions.append(es.create_ep_session(pathlib.Path(path)))
+        outputs.append(sessions[-1].run(None, {"x_q": x})[0])
+        pss.append(pss_bytes())
+    np.save(sys.argv[4] + ".out.npy", np.stack(outputs))
+    print(json.dumps(pss))
+""")
+
+
+def model(seed: int = 7) -> onnx.ModelProto:
+    return qm.build_qdq_stack(dims=DIMS, seed=seed)
+
+
+def activation() -> np.ndarray:
+    return qm.random_activation(np.int8, (ROWS, DIMS[0]), seed=3)
+
+
+def with_last_weight_byte_changed(m: onnx.ModelProto) -> onnx.ModelProto:
+    """The same model but for the last byte of its weight (column N-1 at k = K-1)."""
+    changed = onnx.ModelProto()
+    changed.CopyFrom(m)
+    w = next(t for t in changed.graph.initializer if t.name == "l0_w_q")
+    values = onnx.numpy_helper.to_array(w).copy()
+    values[-1, -1] = values[-1, -1] + 100 if values[-1, -1] < 0 else values[-1, -1] - 100
+    w.CopyFrom(onnx.numpy_helper.from_array(values, w.name))
+    return changed
+
+
+def run_arm(ep_lib, directory: pathlib.Path, models: list[pathlib.Path], rounds: int, share: bool):
+    """PSS after each session (`rounds` times through `models`) and each session's output."""
+    x_path = directory / "x.npy"
+    np.save(x_path, activation())
+    env = dict(os.environ, ONEBIT_SHARE_WEIGHTS="1" if share else "0")
+    out = subprocess.run([sys.executable, "-c", ARM, ep_lib, str(HERE), str(rounds), str(x_path), *map(str, models)],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1]), np.load(str(x_path) + ".out.npy")
+
+
+@pytest.fixture
+def model_dir():
+    """A temporary folder under build/, on disk: /tmp may be tmpfs, whose pages only leave memory for swap."""
+    (REPO / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=REPO / "build") as directory:
+        yield pathlib.Path(directory)
+
+
+def saved(m: onnx.ModelProto, path: pathlib.Path) -> pathlib.Path:
+    """With its weights in external data, as large models are: ORT maps that file (see the module doc)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(m)  # saving moves the weights out of the proto it is given
+    onnx.save(copy, path, save_as_external_data=True, location=path.name + ".data", size_threshold=1024)
+    return path
+
+
+def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir):
+    m = model()
+    path = saved(m, model_dir / "stack.onnx")
+    expected = reference.reference_run(m, {"x_q": activation()})[0]
+    sessions = 4
+    growth = {}
+    for share in (True, False):
+        pss, outputs = run_arm(ep_lib, model_dir, [path], sessions, share)
+        for i, y in enumerate(outputs):
+            np.testing.assert_array_equal(y, expected, err_msg=f"session {i}, share={share}")
+        growth[share] = (pss[-1] - pss[0]) / (sessions - 1)
+        es.record_measurement(f"shared weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights, PSS "
+                              f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
+                              f"extra session with sharing {'on' if share else 'off'}")
+    assert growth[True] < 0.25 * WEIGHT_BYTES, growth
+    assert growth[False] > 0.75 * WEIGHT_BYTES, f"sharing off should add a copy per session: {growth}"
+
+
+def test_models_one_byte_apart_do_not_share(ep_lib, model_dir):
+    a = model()
+    b = with_last_weight_byte_changed(a)
+    paths = [saved(a, model_dir / "a.onnx"), saved(b, model_dir / "b.onnx")]
+    x = activation()
+    expected = [reference.reference_run(m, {"x_q": x})[0] for m in (a, b)]
+    assert not np.array_equal(expected[0][:, -1], expected[1][:, -1])  # the byte shows in column N-1
+    np.testing.assert_array_equal(expected[0][:, :-1], expected[1][:, :-1])
+    _, outputs = run_arm(ep_lib, model_dir, paths, 2, share=True)  # a, b, a, b
+    for i, y in enumerate(outputs):
+        np.testing.assert_array_equal(y, expected[i % 2], err_msg=f"session {i}")
+
+
+def test_concurrent_creation_and_release(ep_lib):
+    """Threads creating, running and releasing sessions of two models at once: every output exact."""
+    models = [qm.build_qdq_stack(dims=(256, 512, 256), seed=s) for s in (1, 2)]
+    data = [m.SerializeToString() for m in models]
+    x = qm.random_activation(np.int8, (ROWS, 256), seed=4)
+    expected = [reference.reference_run(m, {"x_q": x})[0] for m in models]
+    errors: list[str] = []
+
+    def worker(t: int):
+        try:
+            for round_ in range(6):
+                which = (t + round_) % 2
+                sess = es.create_ep_session(data[which])
+                y = sess.run(None, {"x_q": x})[0]
+                if not np.array_equal(y, expected[which]):
+                    errors.append(f"thread {t} round {round_}: output differs from the reference")
+                del sess
+        except Exception as e:  # noqa: BLE001 - reported below with the thread
+            errors.append(f"thread {t}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
