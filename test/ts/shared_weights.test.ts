@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { onnx } from 'onnx-proto';
 import { describe, expect, it } from 'vitest';
 
-import { DataType, externalTensor } from '../../ts/model/onnx_graph.js';
+import { DataType, externalTensor } from '../../ts/apps/model/onnx_graph.js';
 import { exactQdq, int8Input, qdqGroup } from './helpers/models.js';
 import { repoRoot } from './helpers/package.js';
 
