@@ -8,10 +8,10 @@
 
 namespace onebit {
 
-// `base` with scale[n] = float(s_x * w_scale[n]): the float32 product the model's Mul computes,
+// `base` with scale[n] = float(s_x * b_scale[n]): the float32 product the model's Mul computes,
 // so any s_x (0, Inf, NaN included) scales exactly as the model says. Written into `e`, whose
 // storage a caller may reuse from call to call.
-void epilogue_for_scales(const Epilogue& base, float x_scale, std::span<const float> w_scale, Epilogue& e);
+void epilogue_for_scales(const Epilogue& base, float x_scale, std::span<const float> b_scale, Epilogue& e);
 
 // g's epilogue scaled by x_scale and g's constant weight scales.
 void epilogue_for_activation_scale(const FusedGroup& g, float x_scale, Epilogue& e);

@@ -27,9 +27,9 @@ std::vector<size_t> strides(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch) {
-  const size_t rank = std::max(x_batch.size(), w_batch.size());
-  const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(w_batch, rank);
+std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch) {
+  const size_t rank = std::max(x_batch.size(), b_batch.size());
+  const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(b_batch, rank);
   BatchBroadcast b;
   size_t entries = 1;
   for (size_t i = 0; i < rank; ++i) {
@@ -37,24 +37,24 @@ std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_ba
     b.dims.push_back(x[i] == 1 ? w[i] : x[i]);
     entries *= static_cast<size_t>(b.dims.back());
   }
-  const std::vector<size_t> x_stride = strides(x), w_stride = strides(w);
+  const std::vector<size_t> x_stride = strides(x), b_stride = strides(w);
   for (size_t o = 0; o < entries; ++o) {
     size_t rest = o, xi = 0, wi = 0;
     for (size_t i = rank; i-- > 0;) {
       const size_t index = rest % static_cast<size_t>(b.dims[i]);
       rest /= static_cast<size_t>(b.dims[i]);
       xi += index * x_stride[i];
-      wi += index * w_stride[i];
+      wi += index * b_stride[i];
     }
     b.x_entry.push_back(xi);
-    b.w_entry.push_back(wi);
+    b.b_entry.push_back(wi);
   }
   return b;
 }
 
-bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch) {
-  const size_t rank = std::max(x_batch.size(), w_batch.size());
-  const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(w_batch, rank);
+bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch) {
+  const size_t rank = std::max(x_batch.size(), b_batch.size());
+  const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(b_batch, rank);
   for (size_t i = 0; i < rank; ++i)
     if (x[i] >= 0 && w[i] >= 0 && x[i] != 1 && w[i] != 1 && x[i] != w[i]) return false;
   return true;

@@ -14,14 +14,14 @@ struct BatchBroadcast {
   std::vector<int64_t> dims;  // the output's batch dims
   // For each output batch entry, in row-major order: the activation's and the weight's entry.
   std::vector<size_t> x_entry;
-  std::vector<size_t> w_entry;
+  std::vector<size_t> b_entry;
 };
 
 // nullopt when the dims do not broadcast (all dims known, >= 0).
-std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch);
+std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch);
 
 // Whether dims known only in part (a negative dim, on either side, is symbolic) can broadcast at
 // run time.
-bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& w_batch);
+bool batches_may_broadcast(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch);
 
 }  // namespace onebit

@@ -13,11 +13,11 @@ namespace {
 // Checks a per-call B against what was compiled; sets the call's K, N and weight batch dims.
 void read_call_operand_dims(const FusedGroup& g, const std::vector<int64_t>& b, CallShape& shape) {
   auto fail = [&](const std::string& why) {
-    throw InvalidCall("onebit: " + g.name + ": B '" + g.w_name + "' of shape " + shape_string(b) + " " +
-                      qtype_name(g.w_type) + " " + why);
+    throw InvalidCall("onebit: " + g.name + ": B '" + g.b_name + "' of shape " + shape_string(b) + " " +
+                      qtype_name(g.b_type) + " " + why);
   };
   if (b.size() < 2 || b.size() > 4) fail("has an unsupported rank");
-  shape.w_batch.assign(b.begin(), b.end() - 2);
+  shape.b_batch.assign(b.begin(), b.end() - 2);
   shape.K = b[b.size() - 2];
   shape.N = b.back();
   if (shape.K > kMaxK) fail("has K > " + std::to_string(kMaxK) + " (int32 accumulators could overflow)");
@@ -38,7 +38,7 @@ CallShape call_shape(const FusedGroup& g, const std::vector<int64_t>& x_dims, co
   } else {
     shape.K = g.K;
     shape.N = g.N;
-    shape.w_batch = g.w_batch;
+    shape.b_batch = g.b_batch;
   }
   auto fail = [&](const std::string& why) {
     throw InvalidCall("onebit: " + g.name + ": activation of shape " + shape_string(x_dims) + " " +
@@ -46,7 +46,7 @@ CallShape call_shape(const FusedGroup& g, const std::vector<int64_t>& x_dims, co
   };
   if (x_dims.size() < g.x_min_rank || x_dims.size() > g.x_max_rank) fail("has an unsupported rank");
   if (x_dims.back() != shape.K) fail("does not match the weight's K=" + std::to_string(shape.K));
-  if (shape.w_batch.empty()) {
+  if (shape.b_batch.empty()) {
     // A 2-D weight: every leading dim is rows.
     shape.M = 1;
     for (size_t i = 0; i + 1 < x_dims.size(); ++i) shape.M *= x_dims[i];
@@ -54,8 +54,8 @@ CallShape call_shape(const FusedGroup& g, const std::vector<int64_t>& x_dims, co
     shape.y_dims = x_dims;
   } else {
     const std::vector<int64_t> x_batch(x_dims.begin(), x_dims.end() - 2);
-    auto batches = broadcast_batches(x_batch, shape.w_batch);
-    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(shape.w_batch));
+    auto batches = broadcast_batches(x_batch, shape.b_batch);
+    if (!batches) fail("does not broadcast with the weight's batch dims " + shape_string(shape.b_batch));
     shape.M = x_dims[x_dims.size() - 2];
     shape.batches = std::move(*batches);
     shape.y_dims = shape.batches.dims;

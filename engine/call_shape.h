@@ -15,7 +15,7 @@ struct CallShape {
   int64_t M = 0;  // rows per batch entry
   int64_t K = 0;  // the weight's: the compiled one's, or this call's B's
   int64_t N = 0;
-  std::vector<int64_t> w_batch;
+  std::vector<int64_t> b_batch;
   std::vector<int64_t> x_dims;
   std::vector<int64_t> y_dims;
   BatchBroadcast batches;  // a 2-D weight: one entry, 0 with 0

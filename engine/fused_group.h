@@ -36,19 +36,19 @@ struct FusedGroup {
   int64_t N = 0;
   Epilogue epilogue;
   // Groups whose activation scale arrives per call (quantize_dynamic): the weight scales, one or
-  // N; each call's epilogue scales by float(s_x * w_scale[n]) (see activation_scale.h).
-  std::vector<float> w_scale;
-  std::vector<int64_t> w_batch;        // leading dims of a batched weight (broadcast against the activation's)
+  // N; each call's epilogue scales by float(s_x * b_scale[n]) (see activation_scale.h).
+  std::vector<float> b_scale;
+  std::vector<int64_t> b_batch;        // leading dims of a batched weight (broadcast against the activation's)
   // One per batch entry; read-only, and shared by every group of the process with the same packed
   // bytes (engine/shared_weights.h).
   std::vector<std::shared_ptr<const PackedWeights>> weights;
   GroupDevice device;                  // the device leg (empty: host only)
-  // Activation × activation: B (`w_name`, of w_type, per tensor) is an input of each call, packed
-  // for it; K, N and w_batch are what the model declares (-1 where symbolic).
-  bool w_per_call = false;
-  std::string w_name;
-  QType w_type = QType::Int8;
-  int32_t w_zero_point = 0;  // unless the call brings one
+  // Activation × activation: B (`b_name`, of b_type, per tensor) is an input of each call, packed
+  // for it; K, N and b_batch are what the model declares (-1 where symbolic).
+  bool b_per_call = false;
+  std::string b_name;
+  QType b_type = QType::Int8;
+  int32_t b_zero_point = 0;  // unless the call brings one
   // MatMulNBits (x_source PerKBlock): its 4- or 8-bit weights as the W4A8 kernels stream them, and
   // its bias (N floats, or none); y is float. Such a group has no `weights` and no device leg.
   std::shared_ptr<const PackedNBits> block_weights;  // shared alike

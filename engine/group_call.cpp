@@ -12,18 +12,18 @@ uint64_t ns_since(CallClock::time_point start) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(CallClock::now() - start).count());
 }
 
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& prepared,
+CallResult run_call(FusedGroup& g, const CallResources& resources, size_t batch, const PreparedActivation& prepared,
                     const Epilogue& epilogue, int32_t* acc, void* y) {
   const auto start = CallClock::now();
   const PackedWeights& w = *g.weights[batch];
   CallResult result;
   result.reason = g.weights.size() == 1
-                      ? choose_route(*site.policy, site.device != nullptr, g.device.gemm != nullptr, g.K, g.N, prepared.M)
-                      : host_only_route(site);
-  if (result.reason == RouteReason::Device && !site.device->breaker().allow()) result.reason = RouteReason::BreakerOpen;
+                      ? choose_route(*resources.policy, resources.device != nullptr, g.device.gemm != nullptr, g.K, g.N, prepared.M)
+                      : host_only_route(resources);
+  if (result.reason == RouteReason::Device && !resources.device->breaker().allow()) result.reason = RouteReason::BreakerOpen;
   if (result.reason == RouteReason::Device) {
-    DeviceCall call = run_on_device(*site.device, g.device, prepared, w, acc);
-    DeviceBreaker& breaker = site.device->breaker();
+    DeviceCall call = run_on_device(*resources.device, g.device, prepared, w, acc);
+    DeviceBreaker& breaker = resources.device->breaker();
     if (call.reason == RouteReason::Device) breaker.record_success();
     else if (call.reason == RouteReason::Fallback) breaker.record_failure();
     else breaker.record_not_tried();
@@ -36,7 +36,7 @@ CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const Pre
     epilogue.apply(acc, prepared.M, g.N, y);
     result.epilogue_ns = ns_since(epilogue_start);
   } else {
-    run_host(prepared, w, epilogue, acc, y, site.tasks);
+    run_host(prepared, w, epilogue, acc, y, resources.tasks);
   }
   result.ns = ns_since(start);
   return result;

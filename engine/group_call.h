@@ -16,7 +16,7 @@
 namespace onebit {
 
 // What a call needs from its session.
-struct CallSite {
+struct CallResources {
   SessionDevice* device = nullptr;  // null: host only
   const RoutePolicy* policy = nullptr;
   TaskRunner tasks;                 // empty: one thread
@@ -38,15 +38,15 @@ struct CallResult {
 };
 
 // The route of a call whose group kind the device has no design for (counted when there is a device).
-inline RouteReason host_only_route(const CallSite& site) {
-  return site.device ? RouteReason::HostOnlyKind : RouteReason::NoDevice;
+inline RouteReason host_only_route(const CallResources& resources) {
+  return resources.device ? RouteReason::HostOnlyKind : RouteReason::NoDevice;
 }
 
 // Batch entry `batch` of group g for the prepared activation x (x.M rows) into acc (M × N scratch)
 // and y (M × N outputs) through `epilogue` (the group's, or the call's own when its activation
 // scale changes per call). The device leg is tried only for unbatched weights (batched ones are
 // host-only). The result's time starts here.
-CallResult run_call(FusedGroup& g, const CallSite& site, size_t batch, const PreparedActivation& x,
+CallResult run_call(FusedGroup& g, const CallResources& resources, size_t batch, const PreparedActivation& x,
                     const Epilogue& epilogue, int32_t* acc, void* y);
 
 // Adds a call's route, device work and time to the counters.

@@ -22,7 +22,7 @@ namespace {
 struct CallActivation {
   const uint8_t* data = nullptr;  // the quantized activation, unless `prepared` holds it
   int32_t zero_point = 0;
-  int32_t w_zero_point = 0;  // a per-call B's
+  int32_t b_zero_point = 0;  // a per-call B's
   const Epilogue* epilogue = nullptr;
   // A float activation of one batch entry, quantized straight into the kernels' layout.
   std::optional<ThreadReused<ReusedActivation>> prepared;
@@ -53,7 +53,7 @@ void call_activation(const FusedGroup& g, const CallShape& shape, const CallInpu
                      const TaskRunner& tasks, CallActivation& a) {
   a.data = static_cast<const uint8_t*>(in.x);
   a.zero_point = in.x_zero_point.value_or(g.x_zero_point);
-  a.w_zero_point = in.w_zero_point.value_or(g.w_zero_point);
+  a.b_zero_point = in.b_zero_point.value_or(g.b_zero_point);
   a.epilogue = &g.epilogue;
   if (g.quantizes_x()) {
     const DynamicQuantization q =
@@ -68,8 +68,8 @@ void call_activation(const FusedGroup& g, const CallShape& shape, const CallInpu
     }
   }
   if (!in.x_scale) return;
-  if (in.w_scale)
-    epilogue_for_scales(g.epilogue, *in.x_scale, {&*in.w_scale, 1}, *a.own_epilogue);
+  if (in.b_scale)
+    epilogue_for_scales(g.epilogue, *in.x_scale, {&*in.b_scale, 1}, *a.own_epilogue);
   else
     epilogue_for_activation_scale(g, *in.x_scale, *a.own_epilogue);
   a.epilogue = &*a.own_epilogue;
@@ -77,32 +77,32 @@ void call_activation(const FusedGroup& g, const CallShape& shape, const CallInpu
 
 }  // namespace
 
-std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const CallShape& shape, const CallInputs& in,
+std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape, const CallInputs& in,
                                   const CallOutputs& out) {
   std::vector<CallResult> results;
   try {
     auto start = CallClock::now();
     if (g.x_source == ActivationSource::PerKBlock) {
       if (shape.empty()) return results;
-      run_block_call(g, shape.M, static_cast<const float*>(in.x), static_cast<float*>(out.y), site.tasks);
+      run_block_call(g, shape.M, static_cast<const float*>(in.x), static_cast<float*>(out.y), resources.tasks);
       CallResult call;
-      call.reason = host_only_route(site);
+      call.reason = host_only_route(resources);
       call.start = start;
       call.ns = ns_since(start);
       results.push_back(call);
       return results;
     }
     CallActivation a;
-    call_activation(g, shape, in, out, site.tasks, a);
+    call_activation(g, shape, in, out, resources.tasks, a);
     if (shape.empty()) return results;
     FusedGroup* group = &g;
     FusedGroup call_b;  // a per-call B, packed for this call; host only (see call_operand.h)
-    std::optional<CallSite> host_site;
+    std::optional<CallResources> host_resources;
     if (in.b != nullptr) {
-      call_b = pack_call_operand({in.b, g.w_type, a.w_zero_point, shape.K, shape.N, element_count(shape.w_batch)});
+      call_b = pack_call_operand({in.b, g.b_type, a.b_zero_point, shape.K, shape.N, element_count(shape.b_batch)});
       call_b.name = g.name;
       group = &call_b;
-      host_site.emplace(CallSite{nullptr, site.policy, site.tasks});
+      host_resources.emplace(CallResources{nullptr, resources.policy, resources.tasks});
     }
     ThreadReused<UninitBuffer<int32_t>> acc_buffer;
     int32_t* acc = acc_buffer->get(static_cast<size_t>(shape.M * shape.N));
@@ -115,10 +115,10 @@ std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const Cal
         const Activation rows{a.data + shape.batches.x_entry[o] * shape.M * shape.K, g.x_type, a.zero_point, shape.M};
         prepare_activation(rows, shape.K, selected_k_group(), entry->a);
       }
-      CallResult call = run_call(*group, host_site ? *host_site : site, shape.batches.w_entry[o],
+      CallResult call = run_call(*group, host_resources ? *host_resources : resources, shape.batches.b_entry[o],
                                  a.prepared ? (*a.prepared)->a : entry->a, *a.epilogue, acc,
                                  static_cast<uint8_t*>(out.y) + o * y_step);
-      if (host_site) call.reason = host_only_route(site);
+      if (host_resources) call.reason = host_only_route(resources);
       call.start = start;
       call.ns = ns_since(start);
       results.push_back(std::move(call));

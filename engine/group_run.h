@@ -17,10 +17,10 @@ namespace onebit {
 // One call's inputs, as the caller read them (types checked against the group's).
 struct CallInputs {
   const void* x = nullptr;  // float for a group that quantizes its activation, else x_type
-  const void* b = nullptr;  // a per-call B (w_type, shape.w_batch × K × N), else null
+  const void* b = nullptr;  // a per-call B (b_type, shape.b_batch × K × N), else null
   // Per-call scalars read from the fused node's inputs; nullopt: the group's constant.
-  std::optional<float> x_scale, w_scale;
-  std::optional<int32_t> x_zero_point, w_zero_point;
+  std::optional<float> x_scale, b_scale;
+  std::optional<int32_t> x_zero_point, b_zero_point;
 };
 
 // Where the call writes: y (shape.y_dims of the group's output kind), and what the group's
@@ -36,7 +36,7 @@ struct CallOutputs {
 // Runs the call; one result per batch entry run (none for an empty call), each timed from
 // before its activation was quantized or prepared. Throws std::runtime_error naming the group
 // when the call's scratch cannot be allocated.
-std::vector<CallResult> run_group(FusedGroup& g, const CallSite& site, const CallShape& shape, const CallInputs& in,
+std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape, const CallInputs& in,
                                   const CallOutputs& out);
 
 }  // namespace onebit

@@ -46,19 +46,19 @@ PackRegistry<PackedNBits>& packed_nbits_registry() {
   return *registry;
 }
 
-std::shared_ptr<const PackedWeights> shared_pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
+std::shared_ptr<const PackedWeights> shared_pack_weights(const void* w, QType type, int64_t K, int64_t N, bool b_is_nk,
                                                          const int32_t* zero_points, int64_t zero_point_count,
                                                          bool share, KGroup group) {
-  const auto pack = [&] { return pack_weights(w, type, K, N, w_is_nk, zero_points, zero_point_count, group); };
+  const auto pack = [&] { return pack_weights(w, type, K, N, b_is_nk, zero_points, zero_point_count, group); };
   if (!share) return std::make_shared<const PackedWeights>(pack());
   const size_t zp_values = zero_points == nullptr ? 0 : static_cast<size_t>(zero_point_count);
   const uint64_t hash =
       content_hash(zero_points, zp_values * sizeof(int32_t), content_hash(w, static_cast<size_t>(K * N)));
-  const std::string key = key_of("q8", int(type), K, N, int(w_is_nk), int64_t(group), zp_values, hash);
+  const std::string key = key_of("q8", int(type), K, N, int(b_is_nk), int64_t(group), zp_values, hash);
   return packed_weights_registry().find_or_pack(
       key,
       [&](const PackedWeights& p) {
-        return p.group == group && packs_to(p, w, type, K, N, w_is_nk, zero_points, zero_point_count);
+        return p.group == group && packs_to(p, w, type, K, N, b_is_nk, zero_points, zero_point_count);
       },
       pack);
 }

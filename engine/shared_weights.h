@@ -83,7 +83,7 @@ uint64_t content_hash(const void* data, size_t bytes, uint64_t seed = 0);
 
 // pack_weights' result for these operands, shared with every live group of the process that
 // packed the same bytes (read back value by value); with `share` false, the caller's own copy.
-std::shared_ptr<const PackedWeights> shared_pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
+std::shared_ptr<const PackedWeights> shared_pack_weights(const void* w, QType type, int64_t K, int64_t N, bool b_is_nk,
                                                          const int32_t* zero_points, int64_t zero_point_count,
                                                          bool share = true, KGroup group = selected_k_group());
 // pack_nbits_weights' result, shared alike; null for malformed weights, with pack_nbits_weights'

@@ -21,7 +21,7 @@ OnebitEp& self(OrtEp* ep) { return *static_cast<OnebitEp*>(ep); }
 
 const char* ORT_API_CALL get_name(const OrtEp*) noexcept { return kEpName; }
 
-// The Mul(x_scale, w_scale) of a quantize_dynamic chain reading x_scale: its other factor a
+// The Mul(x_scale, b_scale) of a quantize_dynamic chain reading x_scale: its other factor a
 // constant, its product read by one Mul only, whose other factor is a MatMulInteger cast to float.
 bool is_chain_scale_product(const GraphIndex& graph, const NodeInfo& mul, const std::string& x_scale) {
   if (mul.op_type != "Mul" || mul.inputs.size() != 2) return false;
@@ -85,10 +85,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
             throw UnsupportedGroup("accuracy_level=" + std::to_string(plan.accuracy_level) +
                                    " asks for float accuracy; quantizing its activations to int8 would change its "
                                    "numbers (option matmul_nbits_accuracy=any claims it anyway)");
-          if (plan.w_per_call) {
+          if (plan.b_per_call) {
             const std::string decline =
                 activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,
-                                          ort_saturates_here(plan.w_type));
+                                          ort_saturates_here(plan.b_type));
             if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
           }
           std::vector<const OrtNode*> nodes;

@@ -51,11 +51,11 @@ void read_call_scalars(OrtKernelContext* context, const FusedKernel& kernel, Cal
   if (i.x_zero_point)
     in.x_zero_point = read_zero_point(context, *i.x_zero_point, plan.x_type, plan,
                                       "activation zero point '" + plan.x_zero_point_input + "'");
-  if (i.w_zero_point)
-    in.w_zero_point = read_zero_point(context, *i.w_zero_point, plan.w_type, plan,
-                                      "B zero point '" + plan.w_zero_point_input + "'");
+  if (i.b_zero_point)
+    in.b_zero_point = read_zero_point(context, *i.b_zero_point, plan.b_type, plan,
+                                      "B zero point '" + plan.b_zero_point_input + "'");
   if (i.x_scale) in.x_scale = read_scale(context, *i.x_scale, plan, "activation scale '" + plan.x_scale_input + "'");
-  if (i.w_scale) in.w_scale = read_scale(context, *i.w_scale, plan, "B scale '" + plan.w_scale_input + "'");
+  if (i.b_scale) in.b_scale = read_scale(context, *i.b_scale, plan, "B scale '" + plan.b_scale_input + "'");
 }
 
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
@@ -109,7 +109,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     GroupPlan& plan = kernel.plan;
     std::optional<ReadInput> b;
     if (kernel.inputs.w)
-      b = read_input(context, *kernel.inputs.w, element_type_of(plan.w_type), plan, "B '" + plan.w_name + "'");
+      b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan, "B '" + plan.b_name + "'");
     const ReadInput x = read_input(
         context, kernel.inputs.x,
         plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type), plan, "activation");
@@ -125,8 +125,8 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     in.b = b ? b->data : nullptr;
     read_call_scalars(context, kernel, in);
 
-    const CallSite site{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
-    for (const CallResult& call : run_group(plan, site, shape, in, out)) report_call(kernel.session, plan, shape, call);
+    const CallResources resources{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
+    for (const CallResult& call : run_group(plan, resources, shape, in, out)) report_call(kernel.session, plan, shape, call);
     count(kernel.session.counters, Counter::GroupRuns);
   });
 }

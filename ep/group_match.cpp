@@ -66,7 +66,7 @@ std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::strin
 void take_static_quantize(const GraphIndex& g, const NodeInfo& dq_x, GroupMatch& m) {
   const NodeInfo* q = g.producer(m.x);
   if (!is_op(q, "QuantizeLinear") || q->int_attr("block_size").value_or(0) != 0) return;
-  if (m.w_dynamic && sole_consumer(g, m.x) != &dq_x) return;
+  if (m.b_dynamic && sole_consumer(g, m.x) != &dq_x) return;
   if (g.constant(q->input(0)) || g.type_of(q->input(0)).element != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return;
   const std::optional<ConstTensor> scale = constant_scalar(g, q->input(1), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
   if (!scale || !std::isfinite(scale->as_double(0)) || scale->as_double(0) <= 0) return;
@@ -82,18 +82,18 @@ void match_qdq_operands(const GraphIndex& g, const NodeInfo& anchor, GroupMatch&
   if (dq_x == nullptr) throw Declined{"input A is not a DequantizeLinear used only here"};
   const NodeInfo* dq_w = private_dequantize(g, anchor.input(1));
   if (dq_w == nullptr) throw Declined{"input B is not a DequantizeLinear used only here"};
-  m.w_dynamic = !g.constant(dq_w->input(0));
-  if (m.w_dynamic && anchor.op_type == "Gemm") throw Declined{"Gemm with a non-constant B '" + dq_w->input(0) + "'"};
+  m.b_dynamic = !g.constant(dq_w->input(0));
+  if (m.b_dynamic && anchor.op_type == "Gemm") throw Declined{"Gemm with a non-constant B '" + dq_w->input(0) + "'"};
   if (g.constant(dq_x->input(0)) != std::nullopt) throw Declined{"activation '" + dq_x->input(0) + "' is a constant"};
   decline_unsupported_dequantize(*dq_x);
   decline_unsupported_dequantize(*dq_w);
-  m.w_axis = dq_w->int_attr("axis").value_or(1);
+  m.b_axis = dq_w->int_attr("axis").value_or(1);
   m.x = dq_x->input(0);
   m.x_scale = dq_x->input(1);
   m.x_zero_point = dq_x->input(2);
   m.w = dq_w->input(0);
-  m.w_scale = dq_w->input(1);
-  m.w_zero_point = dq_w->input(2);
+  m.b_scale = dq_w->input(1);
+  m.b_zero_point = dq_w->input(2);
   m.nodes.push_back(dq_x);
   m.nodes.push_back(dq_w);
   take_static_quantize(g, *dq_x, m);
@@ -141,7 +141,7 @@ void match_qdq(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   if (anchor.op_type == "Gemm") {
     if (anchor.int_attr("transA").value_or(0) != 0) throw Declined{"Gemm with transA=1"};
     if (anchor.float_attr("alpha").value_or(1.0f) != 1.0f) throw Declined{"Gemm with alpha != 1"};
-    m.w_is_nk = anchor.int_attr("transB").value_or(0) != 0;
+    m.b_is_nk = anchor.int_attr("transB").value_or(0) != 0;
     if (!anchor.input(2).empty()) {
       if (anchor.float_attr("beta").value_or(1.0f) != 1.0f) throw Declined{"Gemm with beta != 1"};
       if (!take_bias(g, anchor.input(2), m)) throw Declined{"Gemm input C is not a constant bias"};
@@ -152,7 +152,7 @@ void match_qdq(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
 }
 
 // quantize_dynamic's tail after MatMulInteger: Cast(to float), then Mul by a scale product
-// Mul(x_scale, w_scale) used only here, then the optional bias Add / QuantizeLinear. Without the
+// Mul(x_scale, b_scale) used only here, then the optional bias Add / QuantizeLinear. Without the
 // Cast/Mul chain the MatMulInteger stands alone.
 void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   const NodeInfo* cast = sole_consumer(g, m.output);
@@ -165,13 +165,13 @@ void match_dynamic_tail(const GraphIndex& g, GroupMatch& m) {
   if (scales == acc_float || !is_op(scales_mul, "Mul") || sole_consumer(g, scales) == nullptr) return;
   // The weight scale is the constant factor; read_group checks both. With a non-constant B both
   // may be per call, and which is which does not matter: the float32 product commutes.
-  const bool w_first = g.constant(scales_mul->input(0)).has_value();
+  const bool b_first = g.constant(scales_mul->input(0)).has_value();
   m.kind = GroupKind::DynamicMatMulInteger;
-  m.w_scale = scales_mul->input(w_first ? 0 : 1);
-  m.x_scale = scales_mul->input(w_first ? 1 : 0);
+  m.b_scale = scales_mul->input(b_first ? 0 : 1);
+  m.x_scale = scales_mul->input(b_first ? 1 : 0);
   m.nodes.insert(m.nodes.end(), {scales_mul, cast, mul});
   match_tail(g, m, mul->outputs.at(0));
-  if (m.w_dynamic) return;  // both operands' DynamicQuantizeLinears stay with ORT
+  if (m.b_dynamic) return;  // both operands' DynamicQuantizeLinears stay with ORT
   // Its DynamicQuantizeLinear joins the group; if other nodes read its outputs too, the group writes
   // them out (a sibling that took it first, or other readers of its outputs than quantize_dynamic
   // chains, leave it to ORT: leave_quantize_in, decided over the whole graph).
@@ -192,8 +192,8 @@ void match_nbits(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   m.x = anchor.input(0);
   if (g.constant(m.x)) throw Declined{"activation '" + m.x + "' is a constant"};
   m.w = anchor.input(1);
-  m.w_scale = anchor.input(2);
-  m.w_zero_point = anchor.input(3);
+  m.b_scale = anchor.input(2);
+  m.b_zero_point = anchor.input(3);
   if (!anchor.input(4).empty()) throw Declined{"g_idx '" + anchor.input(4) + "' (act-order) is not claimed"};
   m.bias = anchor.input(5);
   m.output = anchor.outputs.at(0);
@@ -214,8 +214,8 @@ void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& 
     m.x_scale = anchor.input(1);
     m.x_zero_point = anchor.input(2);
     m.w = anchor.input(3);
-    m.w_scale = anchor.input(4);
-    m.w_zero_point = anchor.input(5);
+    m.b_scale = anchor.input(4);
+    m.b_zero_point = anchor.input(5);
     m.y_scale = anchor.input(6);
     m.y_zero_point = anchor.input(7);
   } else {
@@ -223,11 +223,11 @@ void match_single_node(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& 
     m.x = anchor.input(0);
     m.w = anchor.input(1);
     m.x_zero_point = anchor.input(2);
-    m.w_zero_point = anchor.input(3);
+    m.b_zero_point = anchor.input(3);
   }
   // A constant A (say W·x written as MatMulInteger(W, x)) is not an input of the fused node.
   if (g.constant(m.x)) throw Declined{"activation '" + m.x + "' is a constant"};
-  m.w_dynamic = !g.constant(m.w);
+  m.b_dynamic = !g.constant(m.w);
   m.output = anchor.outputs.at(0);
   if (m.kind == GroupKind::MatMulInteger) match_dynamic_tail(g, m);
 }

@@ -3,7 +3,7 @@
 // MatMulInteger): which nodes to fuse and which value plays which role. Structure only;
 // the values themselves are checked by read_group (group_plan.h).
 // DynamicMatMulInteger is quantize_dynamic's chain, MatMulInteger → Cast(float) →
-// Mul(·, Mul(x_scale, w_scale)) → [Add(bias)]: its activation scale and zero point come from a
+// Mul(·, Mul(x_scale, b_scale)) → [Add(bias)]: its activation scale and zero point come from a
 // DynamicQuantizeLinear, fused too (the kernel then takes the float activation; with a constant B
 // only); when other groups read its outputs too (Q/K/V), the first claimed writes them out for them,
 // and the others read them per call. One read by anything else stays with ORT.
@@ -11,7 +11,7 @@
 // constant per-tensor scale (else it stays with ORT); if other nodes read its output too (the
 // q/k/v projections of one normed input), the group writes that output for them (only with a
 // constant B: a non-constant one could depend on that output).
-// Any kind but Gemm may have a non-constant B (activation × activation, w_dynamic): B is then
+// Any kind but Gemm may have a non-constant B (activation × activation, b_dynamic): B is then
 // packed per call, and the quantize_dynamic chain's two scales may both be per call.
 // MatMulNBits (com.microsoft: A float, B packed 4/8-bit blocks, scales, [zero_points], [g_idx],
 // [bias]) is one node, with a following bias Add where the model has one; read_group checks its
@@ -35,10 +35,10 @@ struct GroupMatch {
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
   const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear or DynamicQuantizeLinear (input x_float), if fused
   const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
-  std::string w, w_scale, w_zero_point;  // the weight (B); MatMulNBits: blob, block scales, packed zero points
-  bool w_dynamic = false;                // B is not a constant: it changes per call
-  bool w_is_nk = false;                  // Gemm transB=1: W is [N, K]
-  int64_t w_axis = 1;                    // the weight DequantizeLinear's axis attribute
+  std::string w, b_scale, b_zero_point;  // the weight (B); MatMulNBits: blob, block scales, packed zero points
+  bool b_dynamic = false;                // B is not a constant: it changes per call
+  bool b_is_nk = false;                  // Gemm transB=1: W is [N, K]
+  int64_t b_axis = 1;                    // the weight DequantizeLinear's axis attribute
   std::string bias;                      // float bias, or int32 bias with bias_scale
   std::string bias_scale;
   std::string y_scale, y_zero_point;     // QuantizeLinear / QLinearMatMul output

@@ -94,13 +94,13 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   if (plan.K < 0) plan.K = k;  // a non-constant B's K declared only on the activation's side
   // Rows per batch entry: a 2-D weight takes every leading dim as rows.
   plan.declared_rows = 1;
-  for (size_t i = plan.w_batch.empty() ? 0 : x.shape->size() - 2; i + 1 < x.shape->size(); ++i)
+  for (size_t i = plan.b_batch.empty() ? 0 : x.shape->size() - 2; i + 1 < x.shape->size(); ++i)
     plan.declared_rows = (*x.shape)[i] < 0 || plan.declared_rows < 0 ? -1 : plan.declared_rows * (*x.shape)[i];
-  if (!plan.w_batch.empty()) {
+  if (!plan.b_batch.empty()) {
     const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
-    require(batches_may_broadcast(x_batch, plan.w_batch), "activation '" + m.x + "' batch dims " +
+    require(batches_may_broadcast(x_batch, plan.b_batch), "activation '" + m.x + "' batch dims " +
                                                             shape_string(*x.shape) + " do not broadcast with the weight's " +
-                                                            shape_string(plan.w_batch));
+                                                            shape_string(plan.b_batch));
   }
   if (!m.x_float.empty()) {
     const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
@@ -115,7 +115,7 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     plan.x_source = ActivationSource::DynamicQuantizeLinear;
     return;
   }
-  const bool integer = m.kind == GroupKind::DynamicMatMulInteger || (m.kind == GroupKind::MatMulInteger && m.w_dynamic);
+  const bool integer = m.kind == GroupKind::DynamicMatMulInteger || (m.kind == GroupKind::MatMulInteger && m.b_dynamic);
   if (integer && !m.x_zero_point.empty() && !g.constant(m.x_zero_point)) {
     require_runtime_scalar(g, m.x_zero_point, element_type_of(plan.x_type), "activation zero point");
     plan.x_zero_point_input = m.x_zero_point;
@@ -132,76 +132,76 @@ void read_call_operand(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan
   require(type.has_value(), "B '" + m.w + "' has type " + type_name(b.element) + "; expected int8 or uint8");
   require(b.shape.has_value() && b.shape->size() >= 2 && b.shape->size() <= 4,
           "B '" + m.w + "' has rank " + std::to_string(b.shape ? b.shape->size() : 0) + "; supported ranks are 2 to 4");
-  plan.w_per_call = true;
-  plan.w_type = *type;
-  plan.w_name = m.w;
-  plan.w_batch.assign(b.shape->begin(), b.shape->end() - 2);
+  plan.b_per_call = true;
+  plan.b_type = *type;
+  plan.b_name = m.w;
+  plan.b_batch.assign(b.shape->begin(), b.shape->end() - 2);
   plan.K = (*b.shape)[b.shape->size() - 2];
   plan.N = b.shape->back();
   require(plan.K <= kMaxK, "B '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
                                " (int32 accumulators could overflow)");
   const bool integer = m.kind == GroupKind::MatMulInteger || m.kind == GroupKind::DynamicMatMulInteger;
-  if (integer && !m.w_zero_point.empty() && !g.constant(m.w_zero_point)) {
-    require_runtime_scalar(g, m.w_zero_point, b.element, "B zero point", true);
-    plan.w_zero_point_input = m.w_zero_point;
+  if (integer && !m.b_zero_point.empty() && !g.constant(m.b_zero_point)) {
+    require_runtime_scalar(g, m.b_zero_point, b.element, "B zero point", true);
+    plan.b_zero_point_input = m.b_zero_point;
     return;
   }
-  plan.w_zero_point = scalar_zero_point(g, m.w_zero_point, plan.w_type, "zero point of the non-constant B");
+  plan.b_zero_point = scalar_zero_point(g, m.b_zero_point, plan.b_type, "zero point of the non-constant B");
 }
 
 // A non-constant B is quantized per tensor: one scale (a per-channel one is rare and declined).
 void require_per_tensor_call_operand(const GroupPlan& plan, const ConstTensor& scale, const std::string& role) {
-  require(!plan.w_per_call || scale.is_scalar(),
+  require(!plan.b_per_call || scale.is_scalar(),
           role + " has shape " + shape_string(scale.shape) + ": a non-constant B must be quantized per tensor");
 }
 
 void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
-  if (m.w_dynamic) return read_call_operand(m, g, src.plan);
+  if (m.b_dynamic) return read_call_operand(m, g, src.plan);
   src.w = need_constant(g, m.w, "weight");
   const auto type = qtype_of(src.w.type);
   require(type.has_value(), "weight '" + m.w + "' has type " + type_name(src.w.type) + "; expected int8 or uint8");
-  src.w_type = *type;
-  src.w_is_nk = m.w_is_nk;
+  src.b_type = *type;
+  src.b_is_nk = m.b_is_nk;
   const auto& shape = src.w.shape;
   const bool batched_ok = m.kind != GroupKind::QdqMatMul;
   require(shape.size() == 2 || (batched_ok && shape.size() == 3),
           "weight '" + m.w + "' has shape " + shape_string(shape) + "; expected rank 2" + (batched_ok ? " or 3" : ""));
   GroupPlan& plan = src.plan;
-  plan.w_batch.assign(shape.begin(), shape.end() - 2);
-  plan.K = shape[shape.size() - (m.w_is_nk ? 1 : 2)];
-  plan.N = shape[shape.size() - (m.w_is_nk ? 2 : 1)];
+  plan.b_batch.assign(shape.begin(), shape.end() - 2);
+  plan.K = shape[shape.size() - (m.b_is_nk ? 1 : 2)];
+  plan.N = shape[shape.size() - (m.b_is_nk ? 2 : 1)];
   require(plan.K > 0 && plan.N > 0, "weight '" + m.w + "' is empty " + shape_string(shape));
   require(plan.K <= kMaxK, "weight '" + m.w + "' has K=" + std::to_string(plan.K) + " > " + std::to_string(kMaxK) +
                                " (int32 accumulators could overflow)");
 
-  if (m.w_zero_point.empty()) return;
-  ConstTensor zp = need_constant(g, m.w_zero_point, "weight zero point");
-  require(qtype_of(zp.type) == src.w_type, "weight zero point '" + m.w_zero_point + "' has type " + type_name(zp.type));
-  require_per_channel_count(zp, plan.N, "weight zero point '" + m.w_zero_point + "'");
-  for (size_t i = 0; i < zp.count(); ++i) src.w_zero_points.push_back(zp.as_int(i));
+  if (m.b_zero_point.empty()) return;
+  ConstTensor zp = need_constant(g, m.b_zero_point, "weight zero point");
+  require(qtype_of(zp.type) == src.b_type, "weight zero point '" + m.b_zero_point + "' has type " + type_name(zp.type));
+  require_per_channel_count(zp, plan.N, "weight zero point '" + m.b_zero_point + "'");
+  for (size_t i = 0; i < zp.count(); ++i) src.b_zero_points.push_back(zp.as_int(i));
 }
 
 // DequantizeLinear wants its zero point shaped like its scale (ORT fails such a model at run time:
 // the EP must not run it instead).
 void require_zero_point_like_scale(const GroupMatch& m, const GroupSource& src) {
-  const size_t zero_points = src.w_zero_points.size(), scales = src.plan.epilogue.scale.size();
+  const size_t zero_points = src.b_zero_points.size(), scales = src.plan.epilogue.scale.size();
   require(zero_points == 0 || zero_points == scales,
-          "weight zero point '" + m.w_zero_point + "' has " + std::to_string(zero_points) + " values but weight scale '" +
-              m.w_scale + "' has " + std::to_string(scales) + "; DequantizeLinear needs them shaped alike");
+          "weight zero point '" + m.b_zero_point + "' has " + std::to_string(zero_points) + " values but weight scale '" +
+              m.b_scale + "' has " + std::to_string(scales) + "; DequantizeLinear needs them shaped alike");
 }
 
 // Per output column n: s_x * s_w[n] for a QDQ group (exact in double).
 void read_qdq_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
   const double sx = scalar_scale(g, m.x_scale, "activation scale", false).as_double(0);
-  ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
-  require(is_scale_type(sw.type, false), "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
-  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.w_scale + "'");
-  require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
-  require_positive_scales(sw, "weight scale '" + m.w_scale + "'");
+  ConstTensor sw = need_constant(g, m.b_scale, "weight scale");
+  require(is_scale_type(sw.type, false), "weight scale '" + m.b_scale + "' has type " + type_name(sw.type));
+  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.b_scale + "'");
+  require_per_channel_count(sw, plan.N, "weight scale '" + m.b_scale + "'");
+  require_positive_scales(sw, "weight scale '" + m.b_scale + "'");
   if (sw.count() > 1) {
-    const int64_t n_axis = m.w_is_nk ? 0 : 1;
-    require(m.w_axis == n_axis || m.w_axis == n_axis - 2,
-            "weight scale '" + m.w_scale + "' is per-channel along axis " + std::to_string(m.w_axis) +
+    const int64_t n_axis = m.b_is_nk ? 0 : 1;
+    require(m.b_axis == n_axis || m.b_axis == n_axis - 2,
+            "weight scale '" + m.b_scale + "' is per-channel along axis " + std::to_string(m.b_axis) +
                 ", not the output-channel axis " + std::to_string(n_axis));
   }
   for (size_t i = 0; i < sw.count(); ++i) plan.epilogue.scale.push_back(sx * sw.as_double(i));
@@ -247,31 +247,31 @@ void read_qdq_output(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   plan.epilogue.y_zero_point = scalar_zero_point(g, m.y_zero_point, y_type, "output zero point");
 }
 
-// quantize_dynamic's Mul(x_scale, w_scale): the weight scales are constants; the activation
+// quantize_dynamic's Mul(x_scale, b_scale): the weight scales are constants; the activation
 // scale is read per call unless it is a constant too. With a non-constant B both may be per call
-// (the matcher names a constant factor w_scale, so a per-call w_scale has a per-call x_scale).
+// (the matcher names a constant factor b_scale, so a per-call b_scale has a per-call x_scale).
 void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
-  if (plan.w_per_call && !g.constant(m.w_scale)) {
-    require_runtime_scalar(g, m.w_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale", true);
+  if (plan.b_per_call && !g.constant(m.b_scale)) {
+    require_runtime_scalar(g, m.b_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "B scale", true);
     require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", true);
-    plan.w_scale_input = m.w_scale;
+    plan.b_scale_input = m.b_scale;
     plan.x_scale_input = m.x_scale;
     return;
   }
-  ConstTensor sw = need_constant(g, m.w_scale, "weight scale");
-  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.w_scale + "'");
-  require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.w_scale + "' has type " + type_name(sw.type));
-  require_per_channel_count(sw, plan.N, "weight scale '" + m.w_scale + "'");
-  for (size_t n = 0; n < sw.count(); ++n) plan.w_scale.push_back(static_cast<float>(sw.as_double(n)));
+  ConstTensor sw = need_constant(g, m.b_scale, "weight scale");
+  require_per_tensor_call_operand(plan, sw, "weight scale '" + m.b_scale + "'");
+  require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.b_scale + "' has type " + type_name(sw.type));
+  require_per_channel_count(sw, plan.N, "weight scale '" + m.b_scale + "'");
+  for (size_t n = 0; n < sw.count(); ++n) plan.b_scale.push_back(static_cast<float>(sw.as_double(n)));
   if (auto sx = g.constant(m.x_scale)) {
     require(sx->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && sx->count() == 1,
             "activation scale '" + m.x_scale + "' is not one float");
-    for (float w : plan.w_scale) plan.epilogue.scale.push_back(static_cast<float>(float(sx->as_double(0)) * w));
-    plan.w_scale.clear();
+    for (float w : plan.b_scale) plan.epilogue.scale.push_back(static_cast<float>(float(sx->as_double(0)) * w));
+    plan.b_scale.clear();
     return;
   }
   if (plan.x_source == ActivationSource::DynamicQuantizeLinear) return;
-  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", plan.w_per_call);
+  require_runtime_scalar(g, m.x_scale, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation scale", plan.b_per_call);
   plan.x_scale_input = m.x_scale;
 }
 
@@ -280,11 +280,11 @@ void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
 void read_qlinear_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) {
   const ConstTensor sa = scalar_scale(g, m.x_scale, "a_scale", true);
   const ConstTensor sy = scalar_scale(g, m.y_scale, "y_scale", true);
-  ConstTensor sb = need_constant(g, m.w_scale, "b_scale");
+  ConstTensor sb = need_constant(g, m.b_scale, "b_scale");
   require(sb.type == sa.type && sy.type == sa.type, "QLinearMatMul scales of different types");
-  require_per_tensor_call_operand(plan, sb, "b_scale '" + m.w_scale + "'");
-  require_per_channel_count(sb, plan.N, "b_scale '" + m.w_scale + "'");
-  require_positive_scales(sb, "b_scale '" + m.w_scale + "'");
+  require_per_tensor_call_operand(plan, sb, "b_scale '" + m.b_scale + "'");
+  require_per_channel_count(sb, plan.N, "b_scale '" + m.b_scale + "'");
+  require_positive_scales(sb, "b_scale '" + m.b_scale + "'");
   const bool half = sa.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
   auto in_type = [half](float v) { return half ? round_to_half(v) : v; };
   for (size_t n = 0; n < sb.count(); ++n) {
@@ -330,22 +330,22 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   w.b_bytes = static_cast<int64_t>(b.count());
   src.w = b;
 
-  const ConstTensor s = need_constant(g, m.w_scale, "scales");
+  const ConstTensor s = need_constant(g, m.b_scale, "scales");
   require(s.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
-          "scales '" + m.w_scale + "' have type " + type_name(s.type) + "; only float scales are claimed");
+          "scales '" + m.b_scale + "' have type " + type_name(s.type) + "; only float scales are claimed");
   require(s.shape == std::vector<int64_t>{w.N * k_blocks} || s.shape == std::vector<int64_t>{w.N, k_blocks},
-          "scales '" + m.w_scale + "' have shape " + shape_string(s.shape) + "; expected [" + std::to_string(w.N * k_blocks) +
+          "scales '" + m.b_scale + "' have shape " + shape_string(s.shape) + "; expected [" + std::to_string(w.N * k_blocks) +
               "] or [" + std::to_string(w.N) + "," + std::to_string(k_blocks) + "] (N × blocks)");
   w.scales = static_cast<const float*>(s.data);
   w.scale_count = static_cast<int64_t>(s.count());
 
-  if (!m.w_zero_point.empty()) {
-    const ConstTensor zp = need_constant(g, m.w_zero_point, "zero_points");
+  if (!m.b_zero_point.empty()) {
+    const ConstTensor zp = need_constant(g, m.b_zero_point, "zero_points");
     const int64_t per_column = (k_blocks * w.bits + 7) / 8;
     require(zp.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
-            "zero_points '" + m.w_zero_point + "' have type " + type_name(zp.type) + "; packed uint8 ones are claimed");
+            "zero_points '" + m.b_zero_point + "' have type " + type_name(zp.type) + "; packed uint8 ones are claimed");
     require(zp.shape == std::vector<int64_t>{w.N * per_column} || zp.shape == std::vector<int64_t>{w.N, per_column},
-            "zero_points '" + m.w_zero_point + "' have shape " + shape_string(zp.shape) + "; expected [" +
+            "zero_points '" + m.b_zero_point + "' have shape " + shape_string(zp.shape) + "; expected [" +
                 std::to_string(w.N * per_column) + "] or [" + std::to_string(w.N) + "," + std::to_string(per_column) + "]");
     w.zero_points = static_cast<const uint8_t*>(zp.data);
     w.zero_point_bytes = static_cast<int64_t>(zp.count());
@@ -401,7 +401,7 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
 
 GroupPlan pack_group(GroupSource src, bool share) {
   GroupPlan plan = std::move(src.plan);
-  if (plan.w_per_call) return plan;  // B is packed per call
+  if (plan.b_per_call) return plan;  // B is packed per call
   if (src.is_nbits()) {
     std::string error;
     plan.block_weights = shared_pack_nbits(src.nbits, share, error);
@@ -413,11 +413,11 @@ GroupPlan pack_group(GroupSource src, bool share) {
   const int64_t per_batch = plan.K * plan.N;
   const size_t batches = src.batches();
   const auto* bytes = static_cast<const uint8_t*>(src.w.data);
-  const int32_t* zp = src.w_zero_points.empty() ? nullptr : src.w_zero_points.data();
-  const auto zp_count = static_cast<int64_t>(src.w_zero_points.size());
+  const int32_t* zp = src.b_zero_points.empty() ? nullptr : src.b_zero_points.data();
+  const auto zp_count = static_cast<int64_t>(src.b_zero_points.size());
   for (size_t b = 0; b < batches; ++b) {
     const uint8_t* w = bytes + b * per_batch;
-    plan.weights.push_back(shared_pack_weights(w, src.w_type, plan.K, plan.N, src.w_is_nk, zp, zp_count, share));
+    plan.weights.push_back(shared_pack_weights(w, src.b_type, plan.K, plan.N, src.b_is_nk, zp, zp_count, share));
   }
   (void)page_out(bytes, src.w.count());  // ORT's copy is not read again (see page_out.h)
   return plan;

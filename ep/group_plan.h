@@ -22,7 +22,7 @@ struct GroupPlan : FusedGroup {
   // Values the kernel reads per call (the activation's scale and zero point, a per-call B and its
   // scale and zero point: quantize_dynamic, activation × activation); "" when the value is a
   // constant, folded in here.
-  std::string x_scale_input, x_zero_point_input, w_scale_input, w_zero_point_input;
+  std::string x_scale_input, x_zero_point_input, b_scale_input, b_zero_point_input;
   int64_t declared_rows = -1;  // M per batch entry as the model declares it (-1: symbolic)
   int64_t accuracy_level = 4;  // MatMulNBits': 4 lets its activations be quantized (GetCapability decides)
 };
@@ -31,18 +31,18 @@ struct GroupPlan : FusedGroup {
 struct GroupSource {
   GroupPlan plan;
   ConstTensor w;
-  QType w_type = QType::Int8;
-  bool w_is_nk = false;
-  std::vector<int32_t> w_zero_points;  // 1 or N values; empty = 0
+  QType b_type = QType::Int8;
+  bool b_is_nk = false;
+  std::vector<int32_t> b_zero_points;  // 1 or N values; empty = 0
   NBitsWeights nbits;                  // a MatMulNBits group's constants (views)
 
   bool is_nbits() const { return plan.x_source == ActivationSource::PerKBlock; }
   size_t batches() const {
     if (is_nbits()) return 1;
-    return plan.w_per_call ? 0 : w.count() / static_cast<size_t>(plan.K * plan.N);
+    return plan.b_per_call ? 0 : w.count() / static_cast<size_t>(plan.K * plan.N);
   }
   // The weight of a single-batch group, for the device leg.
-  WeightSource weight() const { return {w.data, w_type, plan.K, plan.N, w_is_nk}; }
+  WeightSource weight() const { return {w.data, b_type, plan.K, plan.N, b_is_nk}; }
 };
 
 ONNXTensorElementDataType element_type_of(QType t);

@@ -33,9 +33,9 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
   inputs.x = index_of(x);
   if (!plan.x_scale_input.empty()) inputs.x_scale = index_of(plan.x_scale_input);
   if (!plan.x_zero_point_input.empty()) inputs.x_zero_point = index_of(plan.x_zero_point_input);
-  if (plan.w_per_call) inputs.w = index_of(plan.w_name);
-  if (!plan.w_scale_input.empty()) inputs.w_scale = index_of(plan.w_scale_input);
-  if (!plan.w_zero_point_input.empty()) inputs.w_zero_point = index_of(plan.w_zero_point_input);
+  if (plan.b_per_call) inputs.w = index_of(plan.b_name);
+  if (!plan.b_scale_input.empty()) inputs.b_scale = index_of(plan.b_scale_input);
+  if (!plan.b_zero_point_input.empty()) inputs.b_zero_point = index_of(plan.b_zero_point_input);
   return inputs;
 }
 

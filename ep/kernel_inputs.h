@@ -27,8 +27,8 @@ struct KernelInputs {
   std::optional<size_t> x_scale;       // per-call activation scale (float, one element)
   std::optional<size_t> x_zero_point;  // per-call activation zero point (x's type, one element)
   std::optional<size_t> w;             // a non-constant B
-  std::optional<size_t> w_scale;       // its per-call scale (float, one element)
-  std::optional<size_t> w_zero_point;  // its per-call zero point (B's type, one element)
+  std::optional<size_t> b_scale;       // its per-call scale (float, one element)
+  std::optional<size_t> b_zero_point;  // its per-call zero point (B's type, one element)
 };
 
 // Kernel output indices, in the fused node's order: y, and what the group's QuantizeLinear or

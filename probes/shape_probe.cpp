@@ -31,11 +31,11 @@ FusedGroup probe_group(const ProbeOperands& ops) {
 
 // One call of the first `rows` rows of the probe's activation through the engine's entry point,
 // as the EP makes it, into y (each route has its own, for the exactness check).
-CallResult probe_call(FusedGroup& group, const CallSite& site, const ProbeOperands& ops, uint32_t rows,
+CallResult probe_call(FusedGroup& group, const CallResources& resources, const ProbeOperands& ops, uint32_t rows,
                       std::vector<int8_t>& y) {
   CallInputs in;
   in.x = ops.a.data();
-  return run_group(group, site, call_shape(group, {int64_t(rows), ops.K}, nullptr), in, {y.data()}).at(0);
+  return run_group(group, resources, call_shape(group, {int64_t(rows), ops.K}, nullptr), in, {y.data()}).at(0);
 }
 
 // Opens the device and sets the group's device leg up, recording what happened in info; on
@@ -115,8 +115,8 @@ ProbeResult run_probe(const ProbeOptions& options) {
   // The host route: no device, one thread. The device route: every call tried on the device.
   RoutePolicy always_device;
   always_device.min_device_rows = 0;
-  const CallSite host_site{nullptr, &always_device, {}};
-  CallSite device_site{device.get(), &always_device, {}};
+  const CallResources host_resources{nullptr, &always_device, {}};
+  CallResources device_site{device.get(), &always_device, {}};
 
   const size_t size = size_t(max_rows) * ops.N;
   std::vector<int8_t> host_y(size), device_y(size);
@@ -138,10 +138,10 @@ ProbeResult run_probe(const ProbeOptions& options) {
     std::vector<double> host_ms, total, upload, launch_wait, c_sync, epilogue;
     npu::CallStats stats;
     bool exact = true;
-    probe_call(group, host_site, ops, rows, host_y);  // warm-up
+    probe_call(group, host_resources, ops, rows, host_y);  // warm-up
     if (device) (void)device_call(rows);
     for (uint32_t i = 0; i < options.repeat; ++i) {
-      host_ms.push_back(ms(probe_call(group, host_site, ops, rows, host_y).ns));
+      host_ms.push_back(ms(probe_call(group, host_resources, ops, rows, host_y).ns));
       if (!device) continue;
       const std::optional<CallResult> call = device_call(rows);
       if (!call) continue;

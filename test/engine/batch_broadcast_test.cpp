@@ -12,7 +12,7 @@ TEST(BatchBroadcast, OneStretchesToTheWeightsBatch) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->dims, (std::vector<int64_t>{3}));
   EXPECT_EQ(b->x_entry, (std::vector<size_t>{0, 0, 0}));
-  EXPECT_EQ(b->w_entry, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(b->b_entry, (std::vector<size_t>{0, 1, 2}));
 }
 
 TEST(BatchBroadcast, ARank2ActivationMeetsEveryWeightEntry) {
@@ -20,7 +20,7 @@ TEST(BatchBroadcast, ARank2ActivationMeetsEveryWeightEntry) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->dims, (std::vector<int64_t>{2}));
   EXPECT_EQ(b->x_entry, (std::vector<size_t>{0, 0}));
-  EXPECT_EQ(b->w_entry, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(b->b_entry, (std::vector<size_t>{0, 1}));
 }
 
 TEST(BatchBroadcast, LeadingActivationDimsAndAStretchedWeight) {
@@ -29,15 +29,15 @@ TEST(BatchBroadcast, LeadingActivationDimsAndAStretchedWeight) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(b->x_entry, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(b->w_entry, (std::vector<size_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(b->b_entry, (std::vector<size_t>{0, 1, 2, 0, 1, 2}));
   b = broadcast_batches({2, 1}, {3});
   ASSERT_TRUE(b);
   EXPECT_EQ(b->dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(b->x_entry, (std::vector<size_t>{0, 0, 0, 1, 1, 1}));
-  EXPECT_EQ(b->w_entry, (std::vector<size_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(b->b_entry, (std::vector<size_t>{0, 1, 2, 0, 1, 2}));
   b = broadcast_batches({4}, {1});
   ASSERT_TRUE(b);
-  EXPECT_EQ(b->w_entry, (std::vector<size_t>{0, 0, 0, 0}));
+  EXPECT_EQ(b->b_entry, (std::vector<size_t>{0, 0, 0, 0}));
 }
 
 TEST(BatchBroadcast, MismatchedDimsDoNotBroadcast) {

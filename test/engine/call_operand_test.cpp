@@ -26,16 +26,16 @@ TEST(CallOperand, EachEntryMatchesAReferenceLoop) {
   FusedGroup g;  // B [3, K, N] per call, activations [3, M, K]
   g.name = "test group";
   g.x_zero_point = -5;
-  g.w_per_call = true;
-  g.w_name = "b";
-  g.w_type = QType::Uint8;
-  g.w_zero_point = 200;
+  g.b_per_call = true;
+  g.b_name = "b";
+  g.b_type = QType::Uint8;
+  g.b_zero_point = 200;
   g.K = K;
   g.N = N;
-  g.w_batch = {int64_t(kEntries)};
+  g.b_batch = {int64_t(kEntries)};
   g.epilogue.kind = OutputKind::Int32;
   RoutePolicy policy;
-  const CallSite host{nullptr, &policy, {}};
+  const CallResources host{nullptr, &policy, {}};
   const std::vector<int64_t> b_dims{int64_t(kEntries), K, N};
   for (int64_t M : {1, 7}) {
     std::vector<int8_t> x(static_cast<size_t>(kEntries * M * K));
@@ -54,7 +54,7 @@ TEST(CallOperand, EachEntryMatchesAReferenceLoop) {
         for (int64_t n = 0; n < N; ++n) {
           int64_t sum = 0;
           for (int64_t k = 0; k < K; ++k)
-            sum += (x[(e * M + m) * K + k] - g.x_zero_point) * (int32_t(b[e * K * N + k * N + n]) - g.w_zero_point);
+            sum += (x[(e * M + m) * K + k] - g.x_zero_point) * (int32_t(b[e * K * N + k * N + n]) - g.b_zero_point);
           ASSERT_EQ(y[(e * M + m) * N + n], sum) << "entry " << e << " row " << m << " column " << n;
         }
     }

@@ -14,12 +14,12 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-FusedGroup group(int64_t K, int64_t N, Dims w_batch = {}) {
+FusedGroup group(int64_t K, int64_t N, Dims b_batch = {}) {
   FusedGroup g;
   g.name = "MatMul 'proj'";
   g.K = K;
   g.N = N;
-  g.w_batch = std::move(w_batch);
+  g.b_batch = std::move(b_batch);
   return g;
 }
 
@@ -47,7 +47,7 @@ TEST(CallShape, ABatchedWeightBroadcastsAgainstTheActivation) {
   EXPECT_EQ(s.M, 4);
   EXPECT_EQ(s.y_dims, (Dims{3, 4, 5}));
   EXPECT_EQ(s.batches.x_entry, (std::vector<size_t>{0, 0, 0}));
-  EXPECT_EQ(s.batches.w_entry, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(s.batches.b_entry, (std::vector<size_t>{0, 1, 2}));
 }
 
 TEST(CallShape, AnActivationThatDoesNotFitIsRefusedByName) {
@@ -64,9 +64,9 @@ TEST(CallShape, AnActivationThatDoesNotFitIsRefusedByName) {
 
 TEST(CallShape, APerCallBGivesTheCallsKAndNAndMustFitTheBias) {
   FusedGroup g = group(-1, -1, {-1});
-  g.w_per_call = true;
-  g.w_name = "scores";
-  g.w_type = QType::Uint8;
+  g.b_per_call = true;
+  g.b_name = "scores";
+  g.b_type = QType::Uint8;
   const Dims b{2, 16, 7};
   const CallShape s = call_shape(g, {2, 3, 16}, &b);
   EXPECT_EQ(s.K, 16);

@@ -19,7 +19,7 @@ constexpr int64_t K = 40, N = 24;
 // uint8 weights with per-column zero points, int8 activations with a zero point: every fold term.
 struct Operands {
   std::vector<uint8_t> w = std::vector<uint8_t>(K * N);
-  std::vector<int32_t> w_zero_points = std::vector<int32_t>(N);
+  std::vector<int32_t> b_zero_points = std::vector<int32_t>(N);
   std::vector<int8_t> x;
   int32_t x_zero_point = -3;
 
@@ -27,7 +27,7 @@ struct Operands {
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> byte(0, 255);
     for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
-    for (auto& v : w_zero_points) v = byte(rng);
+    for (auto& v : b_zero_points) v = byte(rng);
     for (auto& v : x) v = static_cast<int8_t>(byte(rng) - 128);
   }
   std::vector<int32_t> reference(int64_t M) const {
@@ -35,7 +35,7 @@ struct Operands {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         int64_t sum = 0;
-        for (int64_t k = 0; k < K; ++k) sum += (x[m * K + k] - x_zero_point) * (int32_t(w[k * N + n]) - w_zero_points[n]);
+        for (int64_t k = 0; k < K; ++k) sum += (x[m * K + k] - x_zero_point) * (int32_t(w[k * N + n]) - b_zero_points[n]);
         acc[m * N + n] = static_cast<int32_t>(sum);
       }
     return acc;
@@ -48,16 +48,16 @@ struct Operands {
     g.x_zero_point = x_zero_point;
     g.epilogue.kind = OutputKind::Int32;  // y = acc: the accumulators are the output
     g.weights.push_back(
-        std::make_shared<const PackedWeights>(pack_weights(w.data(), QType::Uint8, K, N, false, w_zero_points.data(), N)));
+        std::make_shared<const PackedWeights>(pack_weights(w.data(), QType::Uint8, K, N, false, b_zero_points.data(), N)));
     return g;
   }
 };
 
 // One call of M rows of ops.x; the result of its one batch entry.
-CallResult call_group(FusedGroup& g, const CallSite& site, const Operands& ops, int64_t M, std::vector<int32_t>& y) {
+CallResult call_group(FusedGroup& g, const CallResources& resources, const Operands& ops, int64_t M, std::vector<int32_t>& y) {
   CallInputs in;
   in.x = ops.x.data();
-  const std::vector<CallResult> results = run_group(g, site, call_shape(g, {M, K}, nullptr), in, {y.data()});
+  const std::vector<CallResult> results = run_group(g, resources, call_shape(g, {M, K}, nullptr), in, {y.data()});
   EXPECT_EQ(results.size(), 1u);
   return results.at(0);
 }

@@ -20,10 +20,10 @@ const std::vector<double> kWeights{1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12};
 TestGraph qdq() {
   TestGraph g;
   g.value("x_q", kI8, kRows).constant("x_scale", kF32, {}, {0.5}).constant("x_zero_point", kI8, {}, {1});
-  g.constant("w_q", kI8, {K, N}, kWeights).constant("w_scale", kF32, {}, {0.25}).constant("w_zero_point", kI8, {}, {2});
+  g.constant("w_q", kI8, {K, N}, kWeights).constant("b_scale", kF32, {}, {0.25}).constant("b_zero_point", kI8, {}, {2});
   g.value("x_f", kF32, kRows).value("w_f", kF32, std::vector<int64_t>{K, N}).value("y", kF32, std::vector<int64_t>{kSymbolic, N});
   g.node("DequantizeLinear", "dq_x", {"x_q", "x_scale", "x_zero_point"}, {"x_f"});
-  g.node("DequantizeLinear", "dq_w", {"w_q", "w_scale", "w_zero_point"}, {"w_f"});
+  g.node("DequantizeLinear", "dq_w", {"w_q", "b_scale", "b_zero_point"}, {"w_f"});
   g.node("MatMul", "matmul", {"x_f", "w_f"}, {"y"});
   g.output("y");
   return g;
@@ -83,19 +83,19 @@ TestGraph matmul_integer() {
 }
 
 // quantize_dynamic's chain: DynamicQuantizeLinear(x) -> MatMulInteger -> Cast(float) ->
-// Mul(·, Mul(x_scale, w_scale)) -> Add(bias); the weight scale 0.25.
+// Mul(·, Mul(x_scale, b_scale)) -> Add(bias); the weight scale 0.25.
 TestGraph dynamic_chain() {
   TestGraph g;
   const Shape rows_n = std::vector<int64_t>{kSymbolic, N};
   g.value("x", kF32, kRows).value("x_q", kU8, kRows).value("x_scale", kF32, std::vector<int64_t>{});
   g.value("x_zero_point", kU8, std::vector<int64_t>{}).constant("w_q", kI8, {K, N}, kWeights);
-  g.constant("w_scale", kF32, {}, {0.25}).constant("bias", kF32, {N}, {0.5, 1.5, -2});
+  g.constant("b_scale", kF32, {}, {0.25}).constant("bias", kF32, {N}, {0.5, 1.5, -2});
   g.value("acc", kI32, rows_n).value("acc_f", kF32, rows_n).value("scales", kF32, std::vector<int64_t>{});
   g.value("mm", kF32, rows_n).value("y", kF32, rows_n);
   g.node("DynamicQuantizeLinear", "dql", {"x"}, {"x_q", "x_scale", "x_zero_point"});
   g.node("MatMulInteger", "mmi", {"x_q", "w_q", "x_zero_point"}, {"acc"});
   g.node("Cast", "cast", {"acc"}, {"acc_f"}, {{"to", kF32}});
-  g.node("Mul", "scale_product", {"x_scale", "w_scale"}, {"scales"});
+  g.node("Mul", "scale_product", {"x_scale", "b_scale"}, {"scales"});
   g.node("Mul", "mul", {"acc_f", "scales"}, {"mm"}).node("Add", "add", {"mm", "bias"}, {"y"});
   g.output("y");
   return g;
@@ -123,17 +123,17 @@ struct Plan {
   ActivationSource x_source = ActivationSource::Quantized;
   QType x_type = QType::Int8;
   int32_t x_zero_point = 0;
-  std::vector<int32_t> w_zero_points;
-  bool w_is_nk = false;
+  std::vector<int32_t> b_zero_points;
+  bool b_is_nk = false;
   std::vector<double> scale;  // the epilogue's (float32 steps: its float scales)
   std::vector<double> bias;
-  std::vector<float> w_scale;  // when the activation scale arrives per call
+  std::vector<float> b_scale;  // when the activation scale arrives per call
   OutputKind output = OutputKind::Float32;
   double y_scale = 1.0;
   int32_t y_zero_point = 0;
-  bool w_per_call = false;
-  int32_t w_zero_point = 0;  // of a per-call B
-  std::string x_scale_input, x_zero_point_input, w_scale_input, w_zero_point_input;
+  bool b_per_call = false;
+  int32_t b_zero_point = 0;  // of a per-call B
+  std::string x_scale_input, x_zero_point_input, b_scale_input, b_zero_point_input;
   int64_t bits = 0, block_size = 0;  // MatMulNBits
   int64_t accuracy_level = 4;
   int64_t nbits_zero_point_bytes = 0;
@@ -193,21 +193,21 @@ TEST_P(GroupMatchTest, ClaimsOrDeclines) {
   EXPECT_EQ(plan.x_source, want.x_source);
   EXPECT_EQ(plan.x_type, want.x_type);
   EXPECT_EQ(plan.x_zero_point, want.x_zero_point);
-  EXPECT_EQ(source.w_zero_points, want.w_zero_points);
-  EXPECT_EQ(source.w_is_nk, want.w_is_nk);
+  EXPECT_EQ(source.b_zero_points, want.b_zero_points);
+  EXPECT_EQ(source.b_is_nk, want.b_is_nk);
   const Epilogue& e = plan.epilogue;
   EXPECT_EQ(e.float32_steps ? widened(e.scale32) : e.scale, want.scale);
   EXPECT_EQ(e.float32_steps ? widened(e.bias32) : e.bias, want.bias);
-  EXPECT_EQ(plan.w_scale, want.w_scale);
+  EXPECT_EQ(plan.b_scale, want.b_scale);
   EXPECT_EQ(e.kind, want.output);
   EXPECT_EQ(e.y_scale, want.y_scale);
   EXPECT_EQ(e.y_zero_point, want.y_zero_point);
-  EXPECT_EQ(plan.w_per_call, want.w_per_call);
-  EXPECT_EQ(plan.w_zero_point, want.w_zero_point);
+  EXPECT_EQ(plan.b_per_call, want.b_per_call);
+  EXPECT_EQ(plan.b_zero_point, want.b_zero_point);
   EXPECT_EQ(plan.x_scale_input, want.x_scale_input);
   EXPECT_EQ(plan.x_zero_point_input, want.x_zero_point_input);
-  EXPECT_EQ(plan.w_scale_input, want.w_scale_input);
-  EXPECT_EQ(plan.w_zero_point_input, want.w_zero_point_input);
+  EXPECT_EQ(plan.b_scale_input, want.b_scale_input);
+  EXPECT_EQ(plan.b_zero_point_input, want.b_zero_point_input);
   EXPECT_EQ(plan.accuracy_level, want.accuracy_level);
   if (m.kind == GroupKind::MatMulNBits) {
     EXPECT_EQ(source.nbits.bits, want.bits);
@@ -233,27 +233,27 @@ const std::vector<double> kNbitsBias{1, 2, 3, 4, -1, -2, -3, -4};
 
 const Row kQdqRows[] = {
     {"QdqMatMul", qdq, "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .w_zero_points = {2}, .scale = {0.125}}},
+     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .b_zero_points = {2}, .scale = {0.125}}},
     {"QdqPerChannelWeight", edited(qdq, [](TestGraph& g) {
-       g.constant("w_scale", kF32, {N}, {0.25, 0.5, 1}).constant("w_zero_point", kI8, {N}, {2, 0, -1});
+       g.constant("b_scale", kF32, {N}, {0.25, 0.5, 1}).constant("b_zero_point", kI8, {N}, {2, 0, -1});
      }), "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .w_zero_points = {2, 0, -1}, .scale = {0.125, 0.25, 0.5}}},
+     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .b_zero_points = {2, 0, -1}, .scale = {0.125, 0.25, 0.5}}},
     {"QdqBiasAddAndOutputQuantizeLinear", qdq_add_quantize, "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "add", "q_y", "matmul"}, .x_zero_point = 1, .w_zero_points = {2}, .scale = {0.125},
+     {.nodes = {"dq_x", "dq_w", "add", "q_y", "matmul"}, .x_zero_point = 1, .b_zero_points = {2}, .scale = {0.125},
       .bias = {0.5, 1.5, -2}, .output = OutputKind::Uint8, .y_scale = 0.5, .y_zero_point = 5}},
     {"QdqInt32BiasThroughDequantizeLinear", edited(qdq_add_quantize, [](TestGraph& g) {
        g.constant("bias_q", kI32, {N}, {10, -20, 30}).constant("bias_scale", kF32, {}, {0.0625});
        g.value("bias", kF32, std::vector<int64_t>{N}).node("DequantizeLinear", "dq_b", {"bias_q", "bias_scale"}, {"bias"});
      }), "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "dq_b", "add", "q_y", "matmul"}, .x_zero_point = 1, .w_zero_points = {2},
+     {.nodes = {"dq_x", "dq_w", "dq_b", "add", "q_y", "matmul"}, .x_zero_point = 1, .b_zero_points = {2},
       .scale = {0.125}, .bias = {0.625, -1.25, 1.875}, .output = OutputKind::Uint8, .y_scale = 0.5, .y_zero_point = 5}},
     {"QdqActivationQuantizeLinearJoins", qdq_quantize_in, "matmul", "",
      {.nodes = {"dq_x", "dq_w", "q_x", "matmul"}, .x_source = ActivationSource::QuantizeLinear, .x_type = QType::Uint8,
-      .x_zero_point = 128, .w_zero_points = {2}, .scale = {0.125}, .quantize = {0.5f, 128}}},
+      .x_zero_point = 128, .b_zero_points = {2}, .scale = {0.125}, .quantize = {0.5f, 128}}},
     {"QdqActivationTimesActivation", edited(qdq, [](TestGraph& g) { g.value("w_q", kI8, kMatrix); }), "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .scale = {0.125}, .w_per_call = true, .w_zero_point = 2}},
+     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .scale = {0.125}, .b_per_call = true, .b_zero_point = 2}},
     {"GemmTransBWithBias", gemm, "matmul", "",
-     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .w_zero_points = {2}, .w_is_nk = true, .scale = {0.125},
+     {.nodes = {"dq_x", "dq_w", "matmul"}, .x_zero_point = 1, .b_zero_points = {2}, .b_is_nk = true, .scale = {0.125},
       .bias = {1.5, -2.5, 3.5}}},
     {"GemmTransA", edited(gemm, [](TestGraph& g) { g.int_attr("matmul", "transA", 1); }), "matmul",
      "Gemm with transA=1"},
@@ -281,25 +281,25 @@ const Row kQdqRows[] = {
     {"DequantizeToFloat16", edited(qdq, [](TestGraph& g) { g.int_attr("dq_x", "output_dtype", kF16); }), "matmul",
      "DequantizeLinear 'dq_x' has output_dtype 10; only float32 is claimed"},
     {"WeightScaleAlongK", edited(qdq, [](TestGraph& g) {
-       g.constant("w_scale", kF32, {N}, {0.25, 0.5, 1}).int_attr("dq_w", "axis", 0);
-     }), "matmul", "weight scale 'w_scale' is per-channel along axis 0, not the output-channel axis 1"},
-    {"WeightScaleCountUnlikeN", edited(qdq, [](TestGraph& g) { g.constant("w_scale", kF32, {K}, {1, 1, 1, 1}); }),
-     "matmul", "weight scale 'w_scale' has shape [4]; expected one value or [3]"},
+       g.constant("b_scale", kF32, {N}, {0.25, 0.5, 1}).int_attr("dq_w", "axis", 0);
+     }), "matmul", "weight scale 'b_scale' is per-channel along axis 0, not the output-channel axis 1"},
+    {"WeightScaleCountUnlikeN", edited(qdq, [](TestGraph& g) { g.constant("b_scale", kF32, {K}, {1, 1, 1, 1}); }),
+     "matmul", "weight scale 'b_scale' has shape [4]; expected one value or [3]"},
     {"ActivationScaleOfRank2", edited(qdq, [](TestGraph& g) { g.constant("x_scale", kF32, {1, 1}, {0.5}); }), "matmul",
      "activation scale 'x_scale' is not per-tensor (shape [1,1])"},
-    {"Float16WeightScale", edited(qdq, [](TestGraph& g) { g.constant("w_scale", kF16, {}, {0.25}); }), "matmul",
-     "weight scale 'w_scale' has type float16"},
-    {"NegativeWeightScale", edited(qdq, [](TestGraph& g) { g.constant("w_scale", kF32, {}, {-0.25}); }), "matmul",
-     "weight scale 'w_scale' holds -0.250000; expected a positive finite scale"},
+    {"Float16WeightScale", edited(qdq, [](TestGraph& g) { g.constant("b_scale", kF16, {}, {0.25}); }), "matmul",
+     "weight scale 'b_scale' has type float16"},
+    {"NegativeWeightScale", edited(qdq, [](TestGraph& g) { g.constant("b_scale", kF32, {}, {-0.25}); }), "matmul",
+     "weight scale 'b_scale' holds -0.250000; expected a positive finite scale"},
     {"Int16Weight", edited(qdq, [](TestGraph& g) { g.constant("w_q", kI16, {K, N}, kWeights); }), "matmul",
      "weight 'w_q' has type int16; expected int8 or uint8"},
     {"Int16Activation", edited(qdq, [](TestGraph& g) { g.value("x_q", kI16, kRows); }), "matmul",
      "activation 'x_q' has type int16; expected int8 or uint8"},
-    {"WeightZeroPointOfAnotherType", edited(qdq, [](TestGraph& g) { g.constant("w_zero_point", kU8, {}, {2}); }),
-     "matmul", "weight zero point 'w_zero_point' has type uint8"},
-    {"ZeroPointsUnlikeScale", edited(qdq, [](TestGraph& g) { g.constant("w_zero_point", kI8, {N}, {2, 0, 1}); }),
+    {"WeightZeroPointOfAnotherType", edited(qdq, [](TestGraph& g) { g.constant("b_zero_point", kU8, {}, {2}); }),
+     "matmul", "weight zero point 'b_zero_point' has type uint8"},
+    {"ZeroPointsUnlikeScale", edited(qdq, [](TestGraph& g) { g.constant("b_zero_point", kI8, {N}, {2, 0, 1}); }),
      "matmul",
-     "weight zero point 'w_zero_point' has 3 values but weight scale 'w_scale' has 1; DequantizeLinear needs them "
+     "weight zero point 'b_zero_point' has 3 values but weight scale 'b_scale' has 1; DequantizeLinear needs them "
      "shaped alike"},
     {"Rank3WeightInQdq", edited(qdq, [](TestGraph& g) {
        g.constant("w_q", kI8, {2, K, N}, std::vector<double>(2 * K * N, 1));
@@ -311,8 +311,8 @@ const Row kQdqRows[] = {
     {"BiasOfNPlusOne", edited(qdq_add_quantize, [](TestGraph& g) { g.constant("bias", kF32, {N + 1}, {1, 2, 3, 4}); }),
      "matmul", "bias 'bias' has shape [4]; expected [3]"},
     {"NonConstantBWithPerChannelScale", edited(qdq, [](TestGraph& g) {
-       g.value("w_q", kI8, kMatrix).constant("w_scale", kF32, {N}, {0.25, 0.5, 1});
-     }), "matmul", "weight scale 'w_scale' has shape [3]: a non-constant B must be quantized per tensor"},
+       g.value("w_q", kI8, kMatrix).constant("b_scale", kF32, {N}, {0.25, 0.5, 1});
+     }), "matmul", "weight scale 'b_scale' has shape [3]: a non-constant B must be quantized per tensor"},
     {"ActivationZeroPointPerChannel", edited(qdq, [](TestGraph& g) {
        g.constant("x_zero_point", kI8, {K}, {1, 1, 1, 1});
      }), "matmul", "activation zero point 'x_zero_point' is not per-tensor (shape [4])"},
@@ -348,13 +348,13 @@ const Row kQdqRows[] = {
 const Row kSingleNodeRows[] = {
     {"QLinearMatMul", qlinear, "qlinear", "",
      {.kind = GroupKind::QLinearMatMul, .nodes = {"qlinear"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .w_zero_points = {2}, .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3}},
+      .b_zero_points = {2}, .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3}},
     {"QLinearMatMulFloat16Scales", [] { return qlinear_scales_of(kF16); }, "qlinear", "",
      {.kind = GroupKind::QLinearMatMul, .nodes = {"qlinear"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .w_zero_points = {2}, .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3}},
+      .b_zero_points = {2}, .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3}},
     {"QLinearMatMulNonConstantB", edited(qlinear, [](TestGraph& g) { g.value("b", kI8, kMatrix); }), "qlinear", "",
      {.kind = GroupKind::QLinearMatMul, .nodes = {"qlinear"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3, .w_per_call = true, .w_zero_point = 2}},
+      .scale = {1.0}, .output = OutputKind::Uint8, .y_zero_point = 3, .b_per_call = true, .b_zero_point = 2}},
     {"QLinearMatMulMixedScaleTypes", edited(qlinear, [](TestGraph& g) { g.constant("b_scale", kF16, {}, {0.25}); }), "qlinear",
      "QLinearMatMul scales of different types"},
     {"QLinearMatMulConstantA", edited(qlinear, [](TestGraph& g) { g.constant("a", kU8, {1, K}, {1, 2, 3, 4}); }), "qlinear",
@@ -363,17 +363,17 @@ const Row kSingleNodeRows[] = {
      "qlinear", "output 'y' has type float32; expected int8 or uint8"},
     {"MatMulIntegerWithZeroPoints", matmul_integer, "mmi", "",
      {.kind = GroupKind::MatMulInteger, .nodes = {"mmi"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .w_zero_points = {2}, .output = OutputKind::Int32}},
+      .b_zero_points = {2}, .output = OutputKind::Int32}},
     {"MatMulIntegerWithoutZeroPoints", edited(matmul_integer, [](TestGraph& g) { g.node("MatMulInteger", "mmi", {"a", "b"}, {"y"}); }),
      "mmi", "", {.kind = GroupKind::MatMulInteger, .nodes = {"mmi"}, .x_type = QType::Uint8, .output = OutputKind::Int32}},
     {"MatMulIntegerPerChannelWeightZeroPoints",
      edited(matmul_integer, [](TestGraph& g) { g.constant("b_zero_point", kI8, {N}, {2, 0, -1}); }), "mmi", "",
      {.kind = GroupKind::MatMulInteger, .nodes = {"mmi"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .w_zero_points = {2, 0, -1}, .output = OutputKind::Int32}},
+      .b_zero_points = {2, 0, -1}, .output = OutputKind::Int32}},
     {"MatMulIntegerNonConstantBAndZeroPoint",
      edited(matmul_integer, [](TestGraph& g) { g.value("b", kI8, kMatrix).value("b_zero_point", kI8, kScalar); }), "mmi", "",
      {.kind = GroupKind::MatMulInteger, .nodes = {"mmi"}, .x_type = QType::Uint8, .x_zero_point = 1,
-      .output = OutputKind::Int32, .w_per_call = true, .w_zero_point_input = "b_zero_point"}},
+      .output = OutputKind::Int32, .b_per_call = true, .b_zero_point_input = "b_zero_point"}},
     {"MatMulIntegerBZeroPointOfUnknownShape",
      edited(matmul_integer, [](TestGraph& g) { g.value("b", kI8, kMatrix).value("b_zero_point", kI8, std::nullopt); }), "mmi",
      "B zero point 'b_zero_point' has an unknown shape; expected one value"},
@@ -398,30 +398,30 @@ const Row kDynamicRows[] = {
     {"QuantizeDynamicChain", dynamic_chain, "mmi", "",
      {.kind = GroupKind::DynamicMatMulInteger, .nodes = {"scale_product", "cast", "mul", "add", "dql", "mmi"},
       .x_source = ActivationSource::DynamicQuantizeLinear, .x_type = QType::Uint8, .bias = {0.5, 1.5, -2},
-      .w_scale = {0.25}}},
+      .b_scale = {0.25}}},
     {"QuantizeDynamicPerChannel", edited(dynamic_chain, [](TestGraph& g) {
-       g.constant("w_scale", kF32, {N}, {0.25, 0.5, 1});
+       g.constant("b_scale", kF32, {N}, {0.25, 0.5, 1});
      }), "mmi", "",
      {.kind = GroupKind::DynamicMatMulInteger, .nodes = {"scale_product", "cast", "mul", "add", "dql", "mmi"},
       .x_source = ActivationSource::DynamicQuantizeLinear, .x_type = QType::Uint8, .bias = {0.5, 1.5, -2},
-      .w_scale = {0.25, 0.5, 1}}},
+      .b_scale = {0.25, 0.5, 1}}},
     {"QuantizeDynamicScaleAndZeroPointPerCall", edited(dynamic_chain, [](TestGraph& g) { g.remove_node("dql"); }), "mmi",
      "",
      {.kind = GroupKind::DynamicMatMulInteger, .nodes = {"scale_product", "cast", "mul", "add", "mmi"},
-      .x_type = QType::Uint8, .bias = {0.5, 1.5, -2}, .w_scale = {0.25}, .x_scale_input = "x_scale",
+      .x_type = QType::Uint8, .bias = {0.5, 1.5, -2}, .b_scale = {0.25}, .x_scale_input = "x_scale",
       .x_zero_point_input = "x_zero_point"}},
     {"QuantizeDynamicNonConstantB", edited(dynamic_chain, [](TestGraph& g) {
-       g.value("w_q", kI8, kMatrix).value("w_scale", kF32, kScalar);
+       g.value("w_q", kI8, kMatrix).value("b_scale", kF32, kScalar);
      }), "mmi", "",
      {.kind = GroupKind::DynamicMatMulInteger, .nodes = {"scale_product", "cast", "mul", "add", "mmi"},
-      .x_type = QType::Uint8, .bias = {0.5, 1.5, -2}, .w_per_call = true, .x_scale_input = "x_scale",
-      .x_zero_point_input = "x_zero_point", .w_scale_input = "w_scale"}},
+      .x_type = QType::Uint8, .bias = {0.5, 1.5, -2}, .b_per_call = true, .x_scale_input = "x_scale",
+      .x_zero_point_input = "x_zero_point", .b_scale_input = "b_scale"}},
     {"QuantizeDynamicBScaleOfSymbolicShape", edited(dynamic_chain, [](TestGraph& g) {
-       g.value("w_q", kI8, kMatrix).value("w_scale", kF32, std::vector<int64_t>{kSymbolic});
-     }), "mmi", "B scale 'w_scale' has shape [?]; expected one value"},
+       g.value("w_q", kI8, kMatrix).value("b_scale", kF32, std::vector<int64_t>{kSymbolic});
+     }), "mmi", "B scale 'b_scale' has shape [?]; expected one value"},
     {"QuantizeDynamicFloat16WeightScale", edited(dynamic_chain, [](TestGraph& g) {
-       g.constant("w_scale", kF16, {}, {0.25});
-     }), "mmi", "weight scale 'w_scale' has type float16"},
+       g.constant("b_scale", kF16, {}, {0.25});
+     }), "mmi", "weight scale 'b_scale' has type float16"},
     {"CastToIntLeavesAPlainMatMulInteger", edited(dynamic_chain, [](TestGraph& g) {
        g.int_attr("cast", "to", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64);
      }), "mmi", "activation zero point 'x_zero_point' is not a constant initializer"},
@@ -430,7 +430,7 @@ const Row kDynamicRows[] = {
     {"QuantizeDynamicConstantFloat16ActivationScale", edited(dynamic_chain, [](TestGraph& g) {
        // Both factors constant: the first is taken as the weight's.
        g.remove_node("dql").constant("x_scale", kF16, {}, {0.5});
-       g.node("Mul", "scale_product", {"w_scale", "x_scale"}, {"scales"});
+       g.node("Mul", "scale_product", {"b_scale", "x_scale"}, {"scales"});
      }), "mmi", "activation scale 'x_scale' is not one float"},
     {"QuantizeDynamicActivationScaleOfTwo", edited(dynamic_chain, [](TestGraph& g) {
        g.remove_node("dql").value("x_scale", kF32, std::vector<int64_t>{2});
