@@ -4,6 +4,7 @@
   GGUF (Q4_1 projections, Q8_0 embedding) -> fp32 weights -> activation outliers smoothed into the
   weights -> ONNX llama decoder with KV cache -> checked against the numpy reference of the
   unsmoothed weights -> A8W8 QDQ (quantize_static, uint8 activations) -> tokenizer.json, chat.json
+  -> an onnxruntime-genai folder for the A8W8 model (genai_folder.py)
 
 usage: python models/build_smollm2.py [--layers N] [--activations uint8|int8] [--weights a8w8|int4]
                                       [--gguf FILE] [--cache-dir DIR] [--force]
@@ -13,7 +14,9 @@ complete: it is built in a temporary folder beside it and renamed at the end (an
 nothing behind). `--activations int8` also adds the QDQ model with int8 activations to the folder,
 quantized from the same fp32 model: its files are made in a temporary folder inside it and moved
 in (data file, model, then the manifest's entry), so a listed model is complete. `--weights int4`
-adds the int4 MatMulNBits model (quantize_int4.py) the same way. Prints the
+adds the int4 MatMulNBits model (quantize_int4.py) the same way, then its genai folder. A genai
+folder is written under a temporary name, renamed, then listed in the manifest; a folder built
+before genai folders existed gets them the same way (same VERSION: the files it had are unchanged). Prints the
 folder's path on the last line of stdout. The weights are dequantized
 4-bit values: results measure this EP on them, not the original bf16 model.
 """
@@ -35,6 +38,7 @@ from tokenizers import Tokenizer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import genai_folder  # noqa: E402
 import gguf_llama  # noqa: E402
 import llama_onnx  # noqa: E402
 import llama_reference  # noqa: E402
@@ -51,6 +55,8 @@ FP32_MODEL = "model-fp32.onnx"
 QDQ_MODELS = {"uint8": "model-a8w8.onnx", "int8": "model-a8w8-s8.onnx"}
 # The int4 MatMulNBits model, built when asked for (manifest key "int4_model").
 INT4_MODEL = "model-int4.onnx"
+# The onnxruntime-genai folder (subfolder of the model folder) per weight type (manifest key "genai").
+GENAI_FOLDERS = {"a8w8": "genai-a8w8", "int4": "genai-int4"}
 MANIFEST = "manifest.json"
 # fp32 ONNX against the float64 numpy reference: largest |logit difference| / largest |logit|.
 REFERENCE_TOLERANCE = 1e-4
@@ -151,13 +157,37 @@ def add_model(model_dir: str, kind: str, log=print) -> None:
     """Quantizes the folder's fp32 model into the model `kind` (see listed) and lists it in the
     manifest. Builders adding to one folder at once take turns (a lock on the folder); one whose turn
     comes after the model was listed leaves it as it is."""
+    add_to_folder(model_dir, lambda manifest: listed(manifest, kind), lambda manifest: quantize_into(model_dir, manifest, kind, log))
+
+
+def genai_listed(manifest: dict, weights: str) -> bool:
+    """Whether the folder holds the genai folder of `weights` (a key of GENAI_FOLDERS)."""
+    return weights in manifest.get("genai", {})
+
+
+def add_genai(model_dir: str, weights: str, log=print) -> None:
+    """Writes the genai folder of the listed model `weights` and lists it, as add_model does."""
+    def write(manifest: dict) -> None:
+        log(f"writing the onnxruntime-genai folder {GENAI_FOLDERS[weights]}/")
+        model = manifest["int4_model"] if weights == "int4" else manifest["qdq_models"]["uint8"]
+        with open(os.path.join(model_dir, manifest["chat"])) as f:
+            chat = json.load(f)
+        tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
+        genai_folder.write(model_dir, GENAI_FOLDERS[weights], model, gguf_llama.LlamaConfig(**manifest["config"]), chat, tokenizer)
+        manifest["genai"] = {**manifest.get("genai", {}), weights: GENAI_FOLDERS[weights]}
+        write_manifest(model_dir, manifest)
+    add_to_folder(model_dir, lambda manifest: genai_listed(manifest, weights), write)
+
+
+def add_to_folder(model_dir: str, present, add) -> None:
+    """Calls add(manifest) unless present(manifest), holding the folder's lock (builders take turns)."""
     folder = os.open(model_dir, os.O_RDONLY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)
         with open(os.path.join(model_dir, MANIFEST)) as f:
             manifest = json.load(f)
-        if not listed(manifest, kind):
-            quantize_into(model_dir, manifest, kind, log)
+        if not present(manifest):
+            add(manifest)
     finally:
         os.close(folder)
 
@@ -199,14 +229,17 @@ def quantize_into(model_dir: str, manifest: dict, kind: str, log) -> None:
 def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False,
                  activations: str = "uint8", log=print, weights: str = "a8w8") -> str:
     """The model folder in cache_dir, built first when missing (atomically), with the QDQ model of
-    `activations` in it, and the int4 model when `weights` is "int4". Returns its path."""
+    `activations` in it, and the int4 model when `weights` is "int4"; and the genai folder of the
+    A8W8 model, and of the int4 one with it. Returns its path."""
     final = os.path.join(cache_dir, model_dir_name(layers))
     if force or not os.path.isfile(os.path.join(final, MANIFEST)):
         build_folder(final, cache_dir, gguf_path, layers, log)
-    for kind in [activations] + (["int4"] if weights == "int4" else []):
+    int4 = ["int4"] if weights == "int4" else []
+    steps = [(listed, add_model, kind) for kind in [activations] + int4] + [(genai_listed, add_genai, kind) for kind in ["a8w8"] + int4]
+    for present, add, kind in steps:
         with open(os.path.join(final, MANIFEST)) as f:
-            if not listed(json.load(f), kind):
-                add_model(final, kind, log)
+            if not present(json.load(f), kind):
+                add(final, kind, log)
     return final
 
 

@@ -38,9 +38,15 @@ def projection_nodes(config: LlamaConfig) -> list[str]:
     return [f"layers.{i}.{p}" for i in range(config.layers) for p in PROJECTIONS.values()] + ["lm_head"]
 
 
+def cache_name(kind: str, kv: str, layer) -> str:
+    """past_key.<layer> and the like (kind 'past' or 'present', kv 'key' or 'value'); layer "%d"
+    gives the pattern genai_config.json takes."""
+    return f"{kind}_{kv}.{layer}"
+
+
 def cache_names(config: LlamaConfig, kind: str) -> list[str]:
     """past_key.0, past_value.0, past_key.1, ... (kind 'past' or 'present')."""
-    return [f"{kind}_{kv}.{i}" for i in range(config.layers) for kv in ("key", "value")]
+    return [cache_name(kind, kv, i) for i in range(config.layers) for kv in ("key", "value")]
 
 
 def decoder_feeds(config: LlamaConfig, ids: list[int], past: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:

@@ -11,6 +11,8 @@
 - decoding one token with the KV cache gives the last token's logits of a full-sequence recompute;
   with the cache in shared past/present buffers (GroupQueryAttention appending in place), the same
   logits and cache rows as with a copied cache;
+- the onnxruntime-genai folders name the decoder's real inputs and outputs and link the folder's
+  files; a folder built before them gets them (test_genai.py runs them under genai);
 - tokenizer.json round-trips multilingual text and special tokens, with the ids the GGUF vocabulary
   defines for the control tokens;
 - bad GGUF input (missing, corrupt, another architecture, an unsupported tensor type) is a clear
@@ -33,6 +35,8 @@ import pytest
 from onnx import numpy_helper
 
 import ep_session as es
+import smollm2_folder
+from smollm2_folder import LAYERS, builder_env
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "models"))
 import build_smollm2  # noqa: E402
@@ -42,31 +46,17 @@ import llama_reference  # noqa: E402
 import smooth_activations  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
-LAYERS = 2
 # Token ids of a short chat prompt with a multilingual user turn (fixed, so the test does not
 # depend on the tokenizer it also checks).
 IDS = [1, 4093, 198, 19556, 28, 905, 17, 216, 33, 34, 9171, 7170, 34878, 85, 28, 17097, 2, 198]
 ACTIVATIONS = sorted(build_smollm2.QDQ_MODELS)
 
 
-def builder_env() -> dict:
-    """This environment without the sanitizer job's preload: the builder runs no code of the EP, and
-    ORT's quantization under ASan's allocator took minutes."""
-    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """(model folder, manifest, fp32 weights) of the 2-layer model with all its models, built once for
-    the module by the builder's command, in ONEBIT_TEST_CACHE_DIR when set (CI's test jobs share one
-    fresh folder: built once per run) or a temporary folder."""
-    cache = os.environ.get("ONEBIT_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("smollm2"))
-    command = [sys.executable, build_smollm2.__file__, "--cache-dir", cache, "--layers", str(LAYERS),
-               "--activations", "int8", "--weights", "int4"]
-    done = subprocess.run(command, capture_output=True, text=True, env=builder_env(), timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = pathlib.Path(done.stdout.strip().splitlines()[-1])
-    manifest = json.loads((out / build_smollm2.MANIFEST).read_text())
+    """(model folder, manifest, fp32 weights) of the 2-layer model (smollm2_folder.py), built once
+    for the module."""
+    out, manifest = smollm2_folder.build(tmp_path_factory)
     path = gguf_llama.packaged_gguf_path()
     return out, manifest, gguf_llama.read_llama(gguf_llama.open_gguf(path), path, LAYERS)
 
@@ -167,6 +157,48 @@ def test_int4_model_is_what_genai_builds_for_cpu(built):
         original = initializers[f"{projection(node)}.weight"].T
         step = np.repeat(np.abs(scales), 32, axis=1)[:, :K]
         assert (np.abs(weight - original) <= step * 1.0001).all(), node.name
+
+
+@pytest.mark.builder
+@pytest.mark.parametrize("weights", sorted(build_smollm2.GENAI_FOLDERS))
+def test_genai_folder_names_the_decoder_and_links_its_files(built, weights):
+    out, manifest, _ = built
+    path = out / manifest["genai"][weights]
+    config = json.loads((path / "genai_config.json").read_text())["model"]
+    decoder = config["decoder"]
+    graph = onnx.load(str(path / decoder["filename"]), load_external_data=False).graph
+    layers = range(decoder["num_hidden_layers"])
+    inputs, outputs = decoder["inputs"], decoder["outputs"]
+    assert [i.name for i in graph.input] == [inputs["input_ids"], inputs["attention_mask"]] + [
+        inputs[f"past_{kv}_names"] % i for i in layers for kv in ("key", "value")]
+    assert [o.name for o in graph.output] == [outputs["logits"]] + [
+        outputs[f"present_{kv}_names"] % i for i in layers for kv in ("key", "value")]
+    assert decoder["num_hidden_layers"] == manifest["config"]["layers"]
+    model_file = manifest["int4_model"] if weights == "int4" else manifest["qdq_models"]["uint8"]
+    for name in (model_file, f"{model_file}.data", "tokenizer.json"):
+        assert (path / name).readlink() == pathlib.Path("..", name), name  # links, not copies
+    chat = json.loads((out / "chat.json").read_text())
+    assert config["eos_token_id"] == [chat["eos_token_id"]]
+
+
+@pytest.mark.builder
+def test_a_folder_built_before_genai_folders_gets_them(built, tmp_path):
+    """The builder version did not change with the genai folders: a folder without them gets them
+    on the next run, and only them."""
+    out, manifest, _ = built
+    folder = tmp_path / "old"
+    folder.mkdir()
+    model = manifest["qdq_models"]["uint8"]
+    for name in (manifest["tokenizer"], manifest["chat"], model, f"{model}.data"):
+        os.link(out / name, folder / name)
+    old = {k: v for k, v in manifest.items() if k != "genai"}
+    (folder / build_smollm2.MANIFEST).write_text(json.dumps(old))
+    before = listing(folder)
+    build_smollm2.add_genai(str(folder), "a8w8", log=lambda _: None)
+    assert listing(folder) == sorted(before + ["genai-a8w8"])
+    assert json.loads((folder / build_smollm2.MANIFEST).read_text()) == dict(old, genai={"a8w8": "genai-a8w8"})
+    for name in ("genai_config.json", "tokenizer_config.json"):
+        assert (folder / "genai-a8w8" / name).read_text() == (out / "genai-a8w8" / name).read_text()
 
 
 @pytest.mark.builder
