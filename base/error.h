@@ -34,7 +34,7 @@ struct Error {
 
 class [[nodiscard]] Status {
  public:
-  Status() = default;  // ok
+  Status() = default;                                // ok
   Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit, so `return Error{...}` works
 
   bool ok() const { return !error_.has_value(); }
@@ -52,8 +52,8 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}       // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}   // NOLINT
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT
   // From a failed Status (an ok one is a caller bug, reported as kInternal).
   Result(Status status)  // NOLINT
       : v_(status.ok() ? Error{ErrorCode::kInternal, "ok status used as an error"} : status.error()) {}

@@ -123,7 +123,8 @@ class Reader {
     for (int i = 0; i < 4; ++i) {
       const char h = text_[pos_++];
       if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
-      cp = cp * 16 + static_cast<char32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
+      cp = cp * 16 +
+           static_cast<char32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (h | 0x20) - 'a' + 10);
     }
     return true;
   }
@@ -143,7 +144,8 @@ class Reader {
 
   // JSON's whitespace only (not \f or \v, which isspace also takes).
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
 

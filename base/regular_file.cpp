@@ -14,22 +14,29 @@ namespace onebit::npu {
 namespace {
 
 Error io_error(const std::string& path, const std::string& what, int err) {
-  return make_error(ErrorCode::kIo, path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
+  return make_error(ErrorCode::kIo,
+                    path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
 }
 
 const char* kind_of(uint16_t mode) {
   switch (mode & S_IFMT) {
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFSOCK: return "a socket";
-    default: return "not a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    default:
+      return "not a regular file";
   }
 }
 
 Result<struct statx> stat_of(int dirfd, const char* path, int flags, const std::string& name) {
-  struct statx info {};
+  struct statx info{};
   if (::statx(dirfd, path, flags, STATX_TYPE | STATX_INO | STATX_SIZE, &info) != 0)
     return io_error(name, "cannot stat", errno);
   return info;
@@ -54,9 +61,15 @@ Result<FileDescriptor> open_regular_file(const std::string& path, FileAccess acc
   // no reader, it fails with ENXIO). It has no effect on regular files.
   int flags = O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
   switch (access) {
-    case FileAccess::kRead: flags |= O_RDONLY; break;
-    case FileAccess::kReadWriteCreate: flags |= O_RDWR | O_CREAT; break;
-    case FileAccess::kWriteTruncate: flags |= O_WRONLY | O_CREAT | O_TRUNC; break;
+    case FileAccess::kRead:
+      flags |= O_RDONLY;
+      break;
+    case FileAccess::kReadWriteCreate:
+      flags |= O_RDWR | O_CREAT;
+      break;
+    case FileAccess::kWriteTruncate:
+      flags |= O_WRONLY | O_CREAT | O_TRUNC;
+      break;
   }
   FileDescriptor fd(::open(path.c_str(), flags, 0666));
   if (fd.get() < 0) return io_error(path, "cannot open", errno);
@@ -71,7 +84,8 @@ Result<std::vector<uint8_t>> read_regular_file(const std::string& path, size_t m
   Result<FileDescriptor> fd = open_regular_file(path, FileAccess::kRead);
   if (!fd) return fd.error();
   const auto too_large = [&] {
-    return make_error(ErrorCode::kIo, path + ": larger than " + std::to_string(max_bytes) + " bytes, the most expected");
+    return make_error(ErrorCode::kIo,
+                      path + ": larger than " + std::to_string(max_bytes) + " bytes, the most expected");
   };
   Result<struct statx> info = stat_of(fd->get(), "", AT_EMPTY_PATH, path);
   if (!info) return info.error();

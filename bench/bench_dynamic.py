@@ -24,6 +24,7 @@ EP, whatever the rule says.
   python bench/bench_dynamic.py attention [--attention 1x12x128x32,8x12x128x32,1x9x64x64]
          [--forms dynamic,qlinear,qdq] [--rounds 3]
          [--threads 1] [--repeat N] [--smoke]"""
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,8 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
-
 from bench_ort import REPO, ep_library, register_once, session, summary, time_interleaved, time_runs
+from onnx import TensorProto, helper
 
 sys.path.insert(0, str(REPO / "test" / "python"))
 from dynamic_models import activation_quantized, attention_matmul, dynamic_quantized, encoder, float_matmuls  # noqa: E402
@@ -46,9 +46,15 @@ from dynamic_models import activation_quantized, attention_matmul, dynamic_quant
 
 def dql_only() -> bytes:
     node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
-    graph = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-                              [helper.make_tensor_value_info(n, t, None) for n, t in
-                               (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))])
+    graph = helper.make_graph(
+        [node],
+        "dql",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [
+            helper.make_tensor_value_info(n, t, None)
+            for n, t in (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()
@@ -69,14 +75,20 @@ def bench_calls(args, threads: int) -> None:
         for K, N in shapes:
             fp32 = float_matmuls(["M", K], [(K, N)], bias=True)
             quantized = quantized_twin(fp32, pathlib.Path(d))
-            arms = {"onebit": session(quantized, "onebit", threads), "ort": session(quantized, "ort", threads),
-                    "fp32": session(fp32.SerializeToString(), "ort", threads), "dql": dql}
+            arms = {
+                "onebit": session(quantized, "onebit", threads),
+                "ort": session(quantized, "ort", threads),
+                "fp32": session(fp32.SerializeToString(), "ort", threads),
+                "dql": dql,
+            }
             for M in rows:
                 feeds = {"x": rng.standard_normal((M, K)).astype(np.float32)}
                 t = {arm: summary(ms)["median_ms"] for arm, ms in time_interleaved(arms, feeds, 5, repeat).items()}
-                print(f"{K:4d}x{N:<5d} {M:4d}  {t['onebit']:7.4f} {t['ort']:7.4f} {t['fp32']:9.4f} {t['dql']:7.4f}"
-                      f"   {t['ort'] / t['onebit']:19.2f} {t['fp32'] / t['onebit']:12.2f} {t['dql'] / t['onebit']:11.2f}",
-                      flush=True)
+                print(
+                    f"{K:4d}x{N:<5d} {M:4d}  {t['onebit']:7.4f} {t['ort']:7.4f} {t['fp32']:9.4f} {t['dql']:7.4f}"
+                    f"   {t['ort'] / t['onebit']:19.2f} {t['fp32'] / t['onebit']:12.2f} {t['dql'] / t['onebit']:11.2f}",
+                    flush=True,
+                )
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -91,28 +103,40 @@ def bench_encoder(args, threads: int) -> None:
     fp32 = encoder(layers, hidden, heads, ffn)
     with tempfile.TemporaryDirectory() as d:
         quantized = quantized_twin(fp32, pathlib.Path(d))
-    arms = {"onebit": session(quantized, "onebit", threads), "ort": session(quantized, "ort", threads),
-            "fp32": session(fp32.SerializeToString(), "ort", threads)}
+    arms = {
+        "onebit": session(quantized, "onebit", threads),
+        "ort": session(quantized, "ort", threads),
+        "fp32": session(fp32.SerializeToString(), "ort", threads),
+    }
     print(f"encoder: {layers} layers, hidden {hidden}, {heads} heads, FFN {ffn}, {seq} tokens per sequence")
-    print("batch   onebit       ort      fp32  (ms/run, median)   ort/onebit  fp32/onebit   cos(onebit,fp32) "
-          "cos(ort,fp32)  (min over the batch)")
+    print(
+        "batch   onebit       ort      fp32  (ms/run, median)   ort/onebit  fp32/onebit   cos(onebit,fp32) "
+        "cos(ort,fp32)  (min over the batch)"
+    )
     rng = np.random.default_rng(2)
     for batch in batches:
         feeds = {"x": rng.standard_normal((batch, seq, hidden)).astype(np.float32)}
         t = {arm: summary(time_runs(s, feeds, 2, repeat))["median_ms"] for arm, s in arms.items()}
         y = {arm: s.run(None, feeds)[0] for arm, s in arms.items()}
-        print(f"{batch:5d} {t['onebit']:8.2f} {t['ort']:9.2f} {t['fp32']:9.2f} {t['ort'] / t['onebit']:23.2f}"
-              f" {t['fp32'] / t['onebit']:12.2f} {cosines(y['onebit'], y['fp32']).min():18.5f}"
-              f" {cosines(y['ort'], y['fp32']).min():14.5f}", flush=True)
+        print(
+            f"{batch:5d} {t['onebit']:8.2f} {t['ort']:9.2f} {t['fp32']:9.2f} {t['ort'] / t['onebit']:23.2f}"
+            f" {t['fp32'] / t['onebit']:12.2f} {cosines(y['onebit'], y['fp32']).min():18.5f}"
+            f" {cosines(y['ort'], y['fp32']).min():14.5f}",
+            flush=True,
+        )
 
 
 def attention_feeds(B, H, S, D, which: str, rng) -> dict:
     """QKᵀ: q [B,H,S,D] and kᵀ [B,H,D,S] ~ N(0,1); PV: scores [B,H,S,S] (softmax in the model), v [B,H,S,D]."""
     if which == "qk":
-        return {"a": rng.standard_normal((B, H, S, D)).astype(np.float32),
-                "b": rng.standard_normal((B, H, D, S)).astype(np.float32)}
-    return {"a": (rng.standard_normal((B, H, S, S)) * 3).astype(np.float32),
-            "b": rng.standard_normal((B, H, S, D)).astype(np.float32)}
+        return {
+            "a": rng.standard_normal((B, H, S, D)).astype(np.float32),
+            "b": rng.standard_normal((B, H, D, S)).astype(np.float32),
+        }
+    return {
+        "a": (rng.standard_normal((B, H, S, S)) * 3).astype(np.float32),
+        "b": rng.standard_normal((B, H, S, D)).astype(np.float32),
+    }
 
 
 def claimed_groups(model: bytes, threads: int) -> int:
@@ -123,8 +147,12 @@ def claimed_groups(model: bytes, threads: int) -> int:
     so.add_provider_for_devices(register_once(), {})
     sess = ort.InferenceSession(model, sess_options=so, enable_fallback=0)
     ops = {"MatMulInteger", "QLinearMatMul", "MatMul"}
-    return sum(n.op_type in ops for sub in sess.get_provider_graph_assignment_info()
-               if sub.ep_name != "CPUExecutionProvider" for n in sub.get_nodes())
+    return sum(
+        n.op_type in ops
+        for sub in sess.get_provider_graph_assignment_info()
+        if sub.ep_name != "CPUExecutionProvider"
+        for n in sub.get_nodes()
+    )
 
 
 def bench_attention(args, threads: int) -> None:
@@ -134,10 +162,14 @@ def bench_attention(args, threads: int) -> None:
     forms = ["dynamic", "qlinear", "qdq"] if args.smoke else args.forms.split(",")
     repeat = 3 if args.smoke else (args.repeat or 50)
     rounds = 1 if args.smoke else args.rounds
-    print(f"attention MatMuls, {rounds} rounds x {repeat} runs per arm and cell (ms/run: median of the round medians "
-          "[min-max of the round medians])")
-    print("B  H    S   D  matmul  K    N  form     groups  onebit                  ort                     fp32"
-          "                    ort/onebit")
+    print(
+        f"attention MatMuls, {rounds} rounds x {repeat} runs per arm and cell (ms/run: median of the round medians "
+        "[min-max of the round medians])"
+    )
+    print(
+        "B  H    S   D  matmul  K    N  form     groups  onebit                  ort                     fp32"
+        "                    ort/onebit"
+    )
     rng = np.random.default_rng(3)
     with tempfile.TemporaryDirectory() as d:
         for B, H, S, D in cells:
@@ -151,17 +183,23 @@ def bench_attention(args, threads: int) -> None:
                 feeds = attention_feeds(B, H, S, D, which, rng)
                 for form in forms:
                     quantized = activation_quantized(fp32, pathlib.Path(d), form, calibration).SerializeToString()
-                    arms = {"onebit": session(quantized, "onebit", threads), "ort": session(quantized, "ort", threads),
-                            "fp32": session(fp32.SerializeToString(), "ort", threads)}
+                    arms = {
+                        "onebit": session(quantized, "onebit", threads),
+                        "ort": session(quantized, "ort", threads),
+                        "fp32": session(fp32.SerializeToString(), "ort", threads),
+                    }
                     per_round = {arm: [] for arm in arms}
                     for _ in range(rounds):
                         for arm, s in arms.items():
                             per_round[arm].append(summary(time_runs(s, feeds, 3, repeat))["median_ms"])
                     med = {arm: float(np.median(v)) for arm, v in per_round.items()}
                     cell = {arm: f"{med[arm]:7.3f} [{min(v):.3f}-{max(v):.3f}]" for arm, v in per_round.items()}
-                    print(f"{B:<2d} {H:<3d} {S:4d} {D:3d}  {which:6s} {K:4d} {N:4d}  {form:8s} "
-                          f"{claimed_groups(quantized, threads):6d}  {cell['onebit']:23s} {cell['ort']:23s} "
-                          f"{cell['fp32']:23s} {med['ort'] / med['onebit']:6.2f}", flush=True)
+                    print(
+                        f"{B:<2d} {H:<3d} {S:4d} {D:3d}  {which:6s} {K:4d} {N:4d}  {form:8s} "
+                        f"{claimed_groups(quantized, threads):6d}  {cell['onebit']:23s} {cell['ort']:23s} "
+                        f"{cell['fp32']:23s} {med['ort'] / med['onebit']:6.2f}",
+                        flush=True,
+                    )
 
 
 def main() -> int:
@@ -172,8 +210,11 @@ def main() -> int:
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--layers", type=int, default=6)
-    parser.add_argument("--attention", default="1x12x128x32,8x12x128x32,1x9x32x64,1x9x64x64,1x9x128x64",
-                        help="BxHxSxD cells: MiniLM (H=12, D=32) and SmolLM2 prefill (H=9, D=64)")
+    parser.add_argument(
+        "--attention",
+        default="1x12x128x32,8x12x128x32,1x9x32x64,1x9x64x64,1x9x128x64",
+        help="BxHxSxD cells: MiniLM (H=12, D=32) and SmolLM2 prefill (H=9, D=64)",
+    )
     parser.add_argument("--forms", default="dynamic,qlinear,qdq")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)

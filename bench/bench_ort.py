@@ -8,6 +8,7 @@ against ORT on the fp32 model. Release builds only; see BENCHMARKS.md for method
   python bench/bench_ort.py --smoke    (tiny sizes: checks the harness runs; numbers mean nothing)
 
 `model` runs every arm in its own subprocess so each arm's peak RSS is its own."""
+
 from __future__ import annotations
 
 import argparse
@@ -73,7 +74,7 @@ def time_interleaved(arms: dict, feeds, warmup: int, repeat: int) -> dict[str, l
             arms[name].run(None, feeds)
     ms = {name: [] for name in names}
     for r in range(repeat):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter()
             arms[name].run(None, feeds)
             ms[name].append((time.perf_counter() - t0) * 1e3)
@@ -88,6 +89,7 @@ def summary(ms: list[float]) -> dict:
 # Per call: one group
 # ---------------------------------------------------------------------------------------------
 
+
 def single_group(K: int, N: int, form: str, seed: int = 0) -> bytes:
     """form: 's8' = DQ(x int8) · DQ(W int8, per channel) → Q int8 (what ORT leaves unfused on x86);
     'u8' = the same with uint8 activations, which ORT fuses to an MLAS QLinearMatMul;
@@ -98,20 +100,34 @@ def single_group(K: int, N: int, form: str, seed: int = 0) -> bytes:
     if form == "fp32":
         wf = (w.astype(np.float32) * ws).astype(np.float32)
         nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
-        graph = helper.make_graph(nodes, "fp32", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", K])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", N])],
-                                  [numpy_helper.from_array(wf, "w")])
+        graph = helper.make_graph(
+            nodes,
+            "fp32",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", K])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", N])],
+            [numpy_helper.from_array(wf, "w")],
+        )
     else:
         qtype, np_type, zp = (TensorProto.INT8, np.int8, 0) if form == "s8" else (TensorProto.UINT8, np.uint8, 128)
-        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(ws, "ws"),
-                 numpy_helper.from_array(np.array(0.05, np.float32), "s"),
-                 numpy_helper.from_array(np.array(zp, np_type), "z")]
-        nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
-                 helper.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1),
-                 helper.make_node("MatMul", ["xf", "wf"], ["yf"]),
-                 helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"])]
-        graph = helper.make_graph(nodes, form, [helper.make_tensor_value_info("x", qtype, ["M", K])],
-                                  [helper.make_tensor_value_info("y", qtype, ["M", N])], inits)
+        inits = [
+            numpy_helper.from_array(w, "w"),
+            numpy_helper.from_array(ws, "ws"),
+            numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+            numpy_helper.from_array(np.array(zp, np_type), "z"),
+        ]
+        nodes = [
+            helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+            helper.make_node("DequantizeLinear", ["w", "ws"], ["wf"], axis=1),
+            helper.make_node("MatMul", ["xf", "wf"], ["yf"]),
+            helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"]),
+        ]
+        graph = helper.make_graph(
+            nodes,
+            form,
+            [helper.make_tensor_value_info("x", qtype, ["M", K])],
+            [helper.make_tensor_value_info("y", qtype, ["M", N])],
+            inits,
+        )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     return model.SerializeToString()
@@ -147,14 +163,17 @@ def print_call_row(row: dict) -> None:
         return row[key]["median_ms"]
 
     cells = " ".join(f"{med(k):8.3f}" for k in ("onebit_s8", "onebit_u8", "ort_s8", "ort_u8", "ort_fp32"))
-    ratios = (f"{med('ort_s8') / med('onebit_s8'):6.1f}x {med('ort_u8') / med('onebit_u8'):6.2f}x "
-              f"{med('ort_fp32') / med('onebit_s8'):6.2f}x")
+    ratios = (
+        f"{med('ort_s8') / med('onebit_s8'):6.1f}x {med('ort_u8') / med('onebit_u8'):6.2f}x "
+        f"{med('ort_fp32') / med('onebit_s8'):6.2f}x"
+    )
     print(f"{row['K']:5d}x{row['N']:<5d} M={row['M']:<4d} {cells}   {ratios}", flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
 # Model level: the projection stack
 # ---------------------------------------------------------------------------------------------
+
 
 def float_name(quantized: str) -> str:
     """'x_q' -> 'x'; '<projection>_q' -> '<projection>_f'."""
@@ -174,9 +193,13 @@ def float_twin(model: onnx.ModelProto) -> onnx.ModelProto:
         src = next(n.input[0] for n in model.graph.node if n.output[0] == node.input[0])
         nodes.append(helper.make_node("MatMul", [float_name(src), f"{p}_w"], [f"{p}_f"], name=p))
     outputs = [float_name(o.name) for o in model.graph.output]
-    graph = helper.make_graph(nodes, "projection_stack_fp32",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 1024])],
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs], new_inits)
+    graph = helper.make_graph(
+        nodes,
+        "projection_stack_fp32",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 1024])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
+        new_inits,
+    )
     twin = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     twin.ir_version = 10
     return twin
@@ -215,8 +238,13 @@ def run_model_arm(path: str, arm: str, rows: int, threads: int, warmup: int, rep
     else:
         feeds = {name: rng.integers(-128, 128, (rows, 1024), dtype=np.int8)}
     ms = time_runs(sess, feeds, warmup, repeat)
-    return {**summary(ms), "peak_rss_mib": status_mib("VmHWM"), "rss_after_runs_mib": status_mib("VmRSS"),
-            "rss_before_session_mib": base_mib, "session_create_s": create_s}
+    return {
+        **summary(ms),
+        "peak_rss_mib": status_mib("VmHWM"),
+        "rss_after_runs_mib": status_mib("VmRSS"),
+        "rss_before_session_mib": base_mib,
+        "session_create_s": create_s,
+    }
 
 
 def bench_model(layers, rows_list, threads_list, warmup, repeat) -> list[dict]:
@@ -231,19 +259,34 @@ def bench_model(layers, rows_list, threads_list, warmup, repeat) -> list[dict]:
         for rows in rows_list:
             row = {"layers": layers, "groups": layers * len(PROJECTIONS), "rows": rows, "threads": threads}
             for arm, model in arms:
-                cmd = [sys.executable, __file__, "_arm", str(paths[model]), arm, str(rows), str(threads), str(warmup),
-                       str(repeat)]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "_arm",
+                    str(paths[model]),
+                    arm,
+                    str(rows),
+                    str(threads),
+                    str(warmup),
+                    str(repeat),
+                ]
                 out = subprocess.run(cmd, capture_output=True, text=True, check=True)
                 row[f"{arm}_{model}"] = json.loads(out.stdout.strip().splitlines()[-1])
             ours = row["onebit_qdq"]["median_ms"]
             row["onebit_gbs"] = weight_bytes / ours / 1e6
             row["onebit_gmacs"] = macs_per_row * rows / ours / 1e6
             results.append(row)
-            print(f"threads={threads} rows={rows:3d}  "
-                  + "  ".join(f"{k}: {row[k]['median_ms']:8.1f} ms ({row[k]['min_ms']:.1f}-{row[k]['max_ms']:.1f}) "
-                              f"rss peak {row[k]['peak_rss_mib']:.0f} now {row[k]['rss_after_runs_mib']:.0f} MiB" for k in ("onebit_qdq", "ort_qdq", "ort_fp32"))
-                  + f"  | x{row['ort_qdq']['median_ms'] / ours:.1f} vs ORT QDQ, x{row['ort_fp32']['median_ms'] / ours:.2f}"
-                  f" vs fp32; {row['onebit_gbs']:.1f} GB/s, {row['onebit_gmacs']:.1f} GMAC/s", flush=True)
+            print(
+                f"threads={threads} rows={rows:3d}  "
+                + "  ".join(
+                    f"{k}: {row[k]['median_ms']:8.1f} ms ({row[k]['min_ms']:.1f}-{row[k]['max_ms']:.1f}) "
+                    f"rss peak {row[k]['peak_rss_mib']:.0f} now {row[k]['rss_after_runs_mib']:.0f} MiB"
+                    for k in ("onebit_qdq", "ort_qdq", "ort_fp32")
+                )
+                + f"  | x{row['ort_qdq']['median_ms'] / ours:.1f} vs ORT QDQ, x{row['ort_fp32']['median_ms'] / ours:.2f}"
+                f" vs fp32; {row['onebit_gbs']:.1f} GB/s, {row['onebit_gmacs']:.1f} GMAC/s",
+                flush=True,
+            )
     return results
 
 
@@ -270,8 +313,11 @@ def main() -> int:
     elif args.what == "calls":
         shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
         rows = [int(r) for r in (args.rows or "1,4,32,36,128").split(",")]
-        print("K x N       M     onebit_s8 onebit_u8   ort_s8   ort_u8  ort_fp32 (ms/call, median)   "
-              "ORT s8/ours  ORT u8(QLinearMatMul)/ours  fp32/ours", flush=True)
+        print(
+            "K x N       M     onebit_s8 onebit_u8   ort_s8   ort_u8  ort_fp32 (ms/call, median)   "
+            "ORT s8/ours  ORT u8(QLinearMatMul)/ours  fp32/ours",
+            flush=True,
+        )
         results = bench_calls(shapes, rows, args.repeat or 30)
     else:
         rows = [int(r) for r in (args.rows or "1,32").split(",")]

@@ -6,6 +6,7 @@ fresh child process. Memory only: timings on a shared machine would mean nothing
 
     .venv/bin/python bench/bench_shared_weights.py MODEL.onnx [--sessions 4] [--lib build/native/libonebit_ep.so]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,13 @@ print(json.dumps(pss))
 
 def arm(model: str, sessions: int, lib: str, share: str) -> list[float]:
     env = dict(os.environ, ONEBIT_SHARE_WEIGHTS=share)
-    out = subprocess.run([sys.executable, "-c", CHILD, model, str(sessions), lib, EP_NAME], capture_output=True, text=True,
-                         env=env, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, model, str(sessions), lib, EP_NAME],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -70,8 +76,11 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--lib", default=str(REPO / "build" / "native" / "libonebit_ep.so"))
     args = parser.parse_args()
-    arms = {"onebit, shared": (args.lib, "1"), "onebit, ONEBIT_SHARE_WEIGHTS=0": (args.lib, "0"),
-            "ORT CPU EP": ("", "1")}
+    arms = {
+        "onebit, shared": (args.lib, "1"),
+        "onebit, ONEBIT_SHARE_WEIGHTS=0": (args.lib, "0"),
+        "ORT CPU EP": ("", "1"),
+    }
     print(f"{args.model}: PSS MiB before any session, then after each of {args.sessions} sessions")
     for name, (lib, share) in arms.items():
         pss = arm(args.model, args.sessions, lib, share)

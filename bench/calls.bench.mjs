@@ -21,7 +21,9 @@ const smoke = process.argv.includes('--smoke');
 const shapes = option('shapes', smoke ? '64x48' : '1024x2048,1024x1024,1024x3072,2048x1024,3072x1024')
   .split(',')
   .map((s) => s.split('x').map(Number));
-const rowsList = option('rows', smoke ? '1,3' : '1,4,32,36,128').split(',').map(Number);
+const rowsList = option('rows', smoke ? '1,3' : '1,4,32,36,128')
+  .split(',')
+  .map(Number);
 
 // The group's operands, the same numbers in every form. form: 's8' | 'u8' | 'fp32'.
 function groupModel(K, N, form) {
@@ -70,7 +72,9 @@ function runSuite(suite) {
 }
 
 onebit.register();
-console.log(`onebit-ep per call, 1 intra-op thread, node ${process.version}; benchmark.js: mean ms (± relative margin of error, samples)`);
+console.log(
+  `onebit-ep per call, 1 intra-op thread, node ${process.version}; benchmark.js: mean ms (± relative margin of error, samples)`,
+);
 for (const [K, N] of shapes) {
   const sessions = {};
   for (const arm of arms)
@@ -83,13 +87,21 @@ for (const [K, N] of shapes) {
     for (const arm of arms) {
       const session = sessions[arm.name];
       const feeds = makeFeeds(ort.Tensor, session.inputMetadata, M);
-      suite.add(arm.name, { defer: true, fn: (deferred) => session.run(feeds).then(() => deferred.resolve()), minSamples: smoke ? 2 : 20, maxTime: smoke ? 0.05 : 2 });
+      suite.add(arm.name, {
+        defer: true,
+        fn: (deferred) => session.run(feeds).then(() => deferred.resolve()),
+        minSamples: smoke ? 2 : 20,
+        maxTime: smoke ? 0.05 : 2,
+      });
     }
     await runSuite(suite);
     const counters = onebit.counters(sessions['onebit s8']);
-    if (counters.groups !== 1 || counters.groupRuns === 0) throw new Error(`the onebit arm did not run on the EP: ${JSON.stringify(counters)}`);
+    if (counters.groups !== 1 || counters.groupRuns === 0)
+      throw new Error(`the onebit arm did not run on the EP: ${JSON.stringify(counters)}`);
     const mean = Object.fromEntries(suite.map((b) => [b.name, b.stats.mean * 1e3]));
-    const cells = suite.map((b) => `${b.name} ${(b.stats.mean * 1e3).toFixed(3)} (±${b.stats.rme.toFixed(1)} %, ${b.stats.sample.length})`);
+    const cells = suite.map(
+      (b) => `${b.name} ${(b.stats.mean * 1e3).toFixed(3)} (±${b.stats.rme.toFixed(1)} %, ${b.stats.sample.length})`,
+    );
     const ours = mean['onebit s8'];
     console.log(
       `${K}x${N} M=${M}: ${cells.join(' | ')} || ORT s8/ours ${(mean['ORT s8 (unfused)'] / ours).toFixed(1)}x, ` +

@@ -11,6 +11,7 @@ hold the EP to these references; this prints the counts for BENCHMARKS.md and do
 Run: ONEBIT_EP_LIB=$PWD/build/native/libonebit_ep.so .venv/bin/python bench/exactness.py
 (under `qemu-x86_64 -cpu Haswell` for an AVX2 CPU's ORT on any machine).
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -35,8 +36,19 @@ def forms(tmp: pathlib.Path):
     """(name, model, feeds) per form, all uint8 x int8 at K = N = 256."""
     rng = np.random.default_rng(2026)
     a = rng.integers(0, 256, (M, K)).astype(np.uint8)
-    qdq = qm.build_qdq_group(qm.QdqSpec(K=K, N=N, x_type=np.uint8, x_zp=3, w_per_channel=True,
-                                        w_range=(-127, 127), bias="float", out_type=np.uint8, name="qdq"))
+    qdq = qm.build_qdq_group(
+        qm.QdqSpec(
+            K=K,
+            N=N,
+            x_type=np.uint8,
+            x_zp=3,
+            w_per_channel=True,
+            w_range=(-127, 127),
+            bias="float",
+            out_type=np.uint8,
+            name="qdq",
+        )
+    )
     yield "QDQ group (DQ, DQ -> MatMul -> Add -> Q), uint8 output", qdq, {"x_q": a}
     yield "QLinearMatMul", qm.build_qlinear_matmul(K=K, N=N), {"a": a}
     yield "MatMulInteger", qm.build_matmul_integer(K=K, N=N), {"A": a}

@@ -66,8 +66,8 @@ __attribute__((target("avx2"), noinline)) double int8_peak_gmacs() {
   for (int64_t i = 0; i < iterations; ++i) {
     const __m256i x = _mm256_set1_epi32(pairs[i & 1023]);
     for (int r = 0; r < 6; ++r) {
-      const __m256i product = kSaturating ? _mm256_madd_epi16(_mm256_maddubs_epi16(x, w[r]), ones)
-                                          : _mm256_madd_epi16(x, w[r]);
+      const __m256i product =
+          kSaturating ? _mm256_madd_epi16(_mm256_maddubs_epi16(x, w[r]), ones) : _mm256_madd_epi16(x, w[r]);
       acc[r] = _mm256_add_epi32(acc[r], product);
     }
   }
@@ -128,9 +128,10 @@ int main(int argc, char** argv) {
   std::printf("kernel: %s, 1 thread, %d timed calls per cell (median, min-max), weights cold (not in cache)\n",
               onebit::selected_kernel_name(), repeat);
   if (with_limits) {
-    std::printf("machine: read bandwidth %.1f GB/s (1 thread, 1 GiB, best of 5); int8 MAC peak %.1f GMAC/s exact "
-                "(vpmaddwd), %.1f GMAC/s saturating (vpmaddubsw)\n",
-                read_bandwidth_gbs(), int8_peak_gmacs<false>(), int8_peak_gmacs<true>());
+    std::printf(
+        "machine: read bandwidth %.1f GB/s (1 thread, 1 GiB, best of 5); int8 MAC peak %.1f GMAC/s exact "
+        "(vpmaddwd), %.1f GMAC/s saturating (vpmaddubsw)\n",
+        read_bandwidth_gbs(), int8_peak_gmacs<false>(), int8_peak_gmacs<true>());
     if (onebit::cpu_features().avx512_vnni)
       std::printf("machine: int8 MAC peak %.1f GMAC/s exact (vpdpbusd zmm)\n", vnni_peak_gmacs());
   }
@@ -157,12 +158,14 @@ int main(int argc, char** argv) {
       for (auto& v : x) v = static_cast<int8_t>(int(rng() % 256) - 128);
       std::vector<int32_t> acc(static_cast<size_t>(M * N));
       std::vector<int8_t> y(static_cast<size_t>(M * N));
-      const Stats t = time_calls([&] {
-        const auto& packed = packed_copies[call++ % copies];
-        const auto prepared = onebit::prepare_activation({x.data(), onebit::QType::Int8, 0, M}, K);
-        onebit::gemm_q8_blocks(prepared, packed, 0, packed.n_blocks(), acc.data(), N);
-        epilogue.apply(acc.data(), M, N, y.data());
-      }, repeat);
+      const Stats t = time_calls(
+          [&] {
+            const auto& packed = packed_copies[call++ % copies];
+            const auto prepared = onebit::prepare_activation({x.data(), onebit::QType::Int8, 0, M}, K);
+            onebit::gemm_q8_blocks(prepared, packed, 0, packed.n_blocks(), acc.data(), N);
+            epilogue.apply(acc.data(), M, N, y.data());
+          },
+          repeat);
       std::printf("%5lldx%-5lld %5lld %8.3f (%.3f-%.3f) %10.1f %10.1f\n", (long long)K, (long long)N, (long long)M,
                   t.median, t.min, t.max, double(K * N) / t.median / 1e6, double(M * K * N) / t.median / 1e6);
     }

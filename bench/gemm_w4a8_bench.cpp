@@ -14,11 +14,12 @@
 int main() {
   const int repeat = 50;
   const int64_t bits = 4, block_size = 32;
-  std::printf("kernel: %s, 1 thread, %d timed calls per cell (median, min-max), weights cold (not in cache), "
-              "bits %lld, block %lld, symmetric\n",
-              onebit::selected_w4a8_kernel().name, repeat, (long long)bits, (long long)block_size);
+  std::printf(
+      "kernel: %s, 1 thread, %d timed calls per cell (median, min-max), weights cold (not in cache), "
+      "bits %lld, block %lld, symmetric\n",
+      onebit::selected_w4a8_kernel().name, repeat, (long long)bits, (long long)block_size);
   std::mt19937 rng(1);
-  const int64_t shapes[][2] = {{576, 576},   {576, 192},   {576, 1536},  {1536, 576}, {576, 49152},
+  const int64_t shapes[][2] = {{576, 576},   {576, 192},   {576, 1536},  {1536, 576},  {576, 49152},
                                {1024, 2048}, {1024, 1024}, {2048, 1024}, {1024, 3072}, {3072, 1024}};
   std::printf("%-11s %5s %22s %10s\n", "KxN", "M", "ms per call", "GB/s");
   for (const auto& s : shapes) {
@@ -27,8 +28,8 @@ int main() {
     for (auto& v : b) v = static_cast<uint8_t>(rng());
     std::vector<float> scales(static_cast<size_t>(N * k_blocks));
     for (auto& v : scales) v = 0.01f + float(rng() % 1000) * 1e-5f;
-    const onebit::NBitsWeights model{K, N, bits, block_size, b.data(), int64_t(b.size()), scales.data(),
-                                     int64_t(scales.size()), nullptr, 0};
+    const onebit::NBitsWeights model{
+        K, N, bits, block_size, b.data(), int64_t(b.size()), scales.data(), int64_t(scales.size()), nullptr, 0};
     // Enough copies that each call reads its weights from memory, not from the 32 MiB L3, as a
     // model's many distinct weights do.
     onebit::PackedNBits first;
@@ -46,11 +47,13 @@ int main() {
       for (auto& v : x) v = normal(rng);
       std::vector<float> y(static_cast<size_t>(M * N));
       onebit::BlockQuantizedActivation a;
-      const onebit_bench::Stats t = onebit_bench::time_calls([&] {
-        const onebit::PackedNBits& w = packed[call++ % copies];
-        onebit::quantize_activation_blocks(x.data(), M, K, block_size, a);
-        onebit::gemm_w4a8_tiles(a, w, 0, w.tiles(), nullptr, y.data(), N);
-      }, repeat);
+      const onebit_bench::Stats t = onebit_bench::time_calls(
+          [&] {
+            const onebit::PackedNBits& w = packed[call++ % copies];
+            onebit::quantize_activation_blocks(x.data(), M, K, block_size, a);
+            onebit::gemm_w4a8_tiles(a, w, 0, w.tiles(), nullptr, y.data(), N);
+          },
+          repeat);
       std::printf("%5lldx%-5lld %5lld %8.3f (%.3f-%.3f) %10.1f\n", (long long)K, (long long)N, (long long)M, t.median,
                   t.min, t.max, packed_bytes / t.median / 1e6);
     }

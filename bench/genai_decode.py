@@ -13,6 +13,7 @@ The prompt is --prompt-tokens tokens, the chat template around the start of the 
 as onebit-run's --prompt-tokens builds it. Needs onnxruntime-genai, the EP library (--lib, else
 $ONEBIT_EP_LIB, else build/native/libonebit_ep.so) and, for the onebit-run arms, `npm run build:ts`.
 Builds the model folder first if needed (with the int4 model)."""
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,7 @@ def prompt_ids(folder: pathlib.Path, manifest: dict, count: int) -> list[int]:
     user = tokenizer.encode(text).ids
     while len(user) < count:
         user += user
-    return head + user[:count - len(head) - len(tail)] + tail
+    return head + user[: count - len(head) - len(tail)] + tail
 
 
 def genai_decode(path: pathlib.Path, ep: bool, ids: list[int], tokens: int, threads: int) -> dict:
@@ -71,16 +72,37 @@ def genai_decode(path: pathlib.Path, ep: bool, ids: list[int], tokens: int, thre
 
 def onebit_run(weights: str, args) -> list[dict]:
     """onebit-run's own arms (JSON report) on the same model and prompt length."""
-    command = ["npm", "run", "--silent", "onebit-run", "--", "--weights", weights, "--threads", str(args.threads),
-               "--prompt-tokens", str(args.prompt_tokens), "--max-tokens", str(args.tokens), "--json"]
+    command = [
+        "npm",
+        "run",
+        "--silent",
+        "onebit-run",
+        "--",
+        "--weights",
+        weights,
+        "--threads",
+        str(args.threads),
+        "--prompt-tokens",
+        str(args.prompt_tokens),
+        "--max-tokens",
+        str(args.tokens),
+        "--json",
+    ]
     if args.layers:
         command += ["--layers", str(args.layers)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"genai_decode: {' '.join(command)} failed:\n{done.stderr[-2000:]}")
     report = json.loads(done.stdout)
-    return [{"arm": f"onebit-run {a['arm']}:{weights}", "decode": a["decodeTokensPerS"], "prefill_ms": a["prefillMs"],
-             "steps": a["decodeSteps"]} for a in report["arms"]]
+    return [
+        {
+            "arm": f"onebit-run {a['arm']}:{weights}",
+            "decode": a["decodeTokensPerS"],
+            "prefill_ms": a["prefillMs"],
+            "steps": a["decodeSteps"],
+        }
+        for a in report["arms"]
+    ]
 
 
 def main() -> int:
@@ -95,16 +117,28 @@ def main() -> int:
     args = parser.parse_args()
 
     log = lambda text: print(f"genai_decode: {text}", file=sys.stderr, flush=True)  # noqa: E731
-    folder = pathlib.Path(build_smollm2.build_cached(build_smollm2.default_cache_dir(), layers=args.layers, log=log, weights="int4"))
+    folder = pathlib.Path(
+        build_smollm2.build_cached(build_smollm2.default_cache_dir(), layers=args.layers, log=log, weights="int4")
+    )
     manifest = json.loads((folder / build_smollm2.MANIFEST).read_text())
     ids = prompt_ids(folder, manifest, args.prompt_tokens)
     og.register_execution_provider_library("onebit", os.path.abspath(args.lib))
-    print(f"# onnxruntime-genai {og.__version__}, {args.threads} thread(s), prompt {len(ids)} tokens, "
-          f"{args.tokens} new tokens, {folder.name}", flush=True)
+    print(
+        f"# onnxruntime-genai {og.__version__}, {args.threads} thread(s), prompt {len(ids)} tokens, "
+        f"{args.tokens} new tokens, {folder.name}",
+        flush=True,
+    )
 
-    arms = [(f"genai {'onebit EP' if ep else 'ORT CPU EP'}:{weights}",
-             lambda weights=weights, ep=ep: genai_decode(folder / manifest["genai"][weights], ep, ids, args.tokens, args.threads))
-            for weights in ("a8w8", "int4") for ep in (True, False)]
+    arms = [
+        (
+            f"genai {'onebit EP' if ep else 'ORT CPU EP'}:{weights}",
+            lambda weights=weights, ep=ep: genai_decode(
+                folder / manifest["genai"][weights], ep, ids, args.tokens, args.threads
+            ),
+        )
+        for weights in ("a8w8", "int4")
+        for ep in (True, False)
+    ]
     runs = [("onebit-run", lambda weights=weights: onebit_run(weights, args)) for weights in ("a8w8", "int4")]
     seen: dict[str, list[float]] = {}
     for round_ in range(1, args.rounds + 1):
@@ -114,8 +148,10 @@ def main() -> int:
                 print(json.dumps({"round": round_, **result}), flush=True)
                 seen.setdefault(result["arm"], []).append(result["decode"])
     for arm, values in seen.items():
-        print(f"{arm:34s} decode tok/s median {statistics.median(values):7.1f}  "
-              f"({min(values):.1f}-{max(values):.1f}, {len(values)} runs)")
+        print(
+            f"{arm:34s} decode tok/s median {statistics.median(values):7.1f}  "
+            f"({min(values):.1f}-{max(values):.1f}, {len(values)} runs)"
+        )
     return 0
 
 

@@ -20,23 +20,67 @@ const { values } = parseArgs({
   },
 });
 const python = path.join(root, '.venv', 'bin', 'python');
-const [gguf, cache] = execFileSync(python, ['-c', 'import sys; sys.path.insert(0, "models"); import gguf_llama, build_smollm2; '
-  + 'print(gguf_llama.packaged_gguf_path()); print(build_smollm2.default_cache_dir())'], { cwd: root, encoding: 'utf8' }).trim().split('\n');
+const [gguf, cache] = execFileSync(
+  python,
+  [
+    '-c',
+    'import sys; sys.path.insert(0, "models"); import gguf_llama, build_smollm2; ' +
+      'print(gguf_llama.packaged_gguf_path()); print(build_smollm2.default_cache_dir())',
+  ],
+  { cwd: root, encoding: 'utf8' },
+)
+  .trim()
+  .split('\n');
 // llama.cpp gets the start of the evaluation text, as onebit-run's --prompt-tokens prompt does
 // (onebit-run builds the folder on first use: run it once before).
 const evaluation = readFileSync(path.join(cache, 'smollm2-v6-full', 'evaluation.txt'), 'utf8');
 
 function onebitRun(weights, threads) {
-  const out = execFileSync(process.execPath, [path.join(root, 'dist', 'apps', 'cli', 'onebit_run.js'), '--weights', weights, '--threads', String(threads),
-    '--prompt-tokens', values['prompt-tokens'], '--max-tokens', values.tokens, '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'dist', 'apps', 'cli', 'onebit_run.js'),
+      '--weights',
+      weights,
+      '--threads',
+      String(threads),
+      '--prompt-tokens',
+      values['prompt-tokens'],
+      '--max-tokens',
+      values.tokens,
+      '--json',
+    ],
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const r = JSON.parse(out);
-  return r.arms.map((a) => ({ arm: a.arm === 'ortFp32' ? 'ortFp32' : `${a.arm}:${weights}`, decode: a.decodeTokensPerS, prefillMs: a.prefillMs, steps: a.decodeSteps, rssMiB: r.peakRssMiB.onebitPhase }));
+  return r.arms.map((a) => ({
+    arm: a.arm === 'ortFp32' ? 'ortFp32' : `${a.arm}:${weights}`,
+    decode: a.decodeTokensPerS,
+    prefillMs: a.prefillMs,
+    steps: a.decodeSteps,
+    rssMiB: r.peakRssMiB.onebitPhase,
+  }));
 }
 
 function llamaCpp(threads) {
   const prompt = evaluation.slice(0, 300);
-  const out = execFileSync(process.execPath, [path.join(root, 'bench', 'llama_cpp', 'decode.mjs'), '--gguf', gguf, '--threads', String(threads),
-    '--tokens', values.tokens, '--rounds', '1', '--prompt', prompt], { cwd: root, encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'bench', 'llama_cpp', 'decode.mjs'),
+      '--gguf',
+      gguf,
+      '--threads',
+      String(threads),
+      '--tokens',
+      values.tokens,
+      '--rounds',
+      '1',
+      '--prompt',
+      prompt,
+    ],
+    { cwd: root, encoding: 'utf8' },
+  );
   const r = JSON.parse(out.trim().split('\n').pop());
   return [{ arm: 'llama.cpp:q4_1', decode: r.decode_tok_s, prefillMs: null, steps: r.decode_tokens }];
 }
@@ -59,6 +103,8 @@ for (const threads of values.threads.split(',').map(Number)) {
   }
   for (const [arm, xs] of seen) {
     const s = stats(xs);
-    console.log(`threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${s.median.toFixed(1)}  (${s.min.toFixed(1)}–${s.max.toFixed(1)}, ${s.n} runs)`);
+    console.log(
+      `threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${s.median.toFixed(1)}  (${s.min.toFixed(1)}–${s.max.toFixed(1)}, ${s.n} runs)`,
+    );
   }
 }

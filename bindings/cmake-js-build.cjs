@@ -11,7 +11,15 @@ const root = path.join(__dirname, '..');
 const cmakeJs = require.resolve('cmake-js/bin/cmake-js', { paths: [root] });
 const hasNinja = spawnSync('ninja', ['--version'], { stdio: 'ignore' }).status === 0;
 
-const args = [cmakeJs, 'build', '--out', path.join('build', 'addon'), '--config', 'Release', '--CDONEBIT_BUILD_TESTS=OFF'];
+const args = [
+  cmakeJs,
+  'build',
+  '--out',
+  path.join('build', 'addon'),
+  '--config',
+  'Release',
+  '--CDONEBIT_BUILD_TESTS=OFF',
+];
 if (hasNinja) args.push('--generator', 'Ninja');
 if (process.env.ORT_INCLUDE_DIR) args.push(`--CDORT_INCLUDE_DIR=${process.env.ORT_INCLUDE_DIR}`);
 

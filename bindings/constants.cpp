@@ -78,7 +78,8 @@ Napi::Value parse_routes(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value is_trace_path(const Napi::CallbackInfo& info) {
-  return Napi::Boolean::New(info.Env(), info[0].IsString() && onebit::is_trace_path(info[0].As<Napi::String>().Utf8Value()));
+  return Napi::Boolean::New(info.Env(),
+                            info[0].IsString() && onebit::is_trace_path(info[0].As<Napi::String>().Utf8Value()));
 }
 
 Napi::Value is_cost_model(const Napi::CallbackInfo& info) {
@@ -88,11 +89,13 @@ Napi::Value is_cost_model(const Napi::CallbackInfo& info) {
 
 Napi::Value route_for(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsArray()) throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
+  if (!info[0].IsArray())
+    throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
   const Napi::Array entries = info[0].As<Napi::Array>();
   RoutesTable table;
   for (uint32_t i = 0; i < entries.Length(); ++i) {
-    if (!entries.Get(i).IsObject()) throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
+    if (!entries.Get(i).IsObject())
+      throw Napi::TypeError::New(env, "routeFor: entries must be an array of { K, N, rows, route }");
     const Napi::Object e = entries.Get(i).As<Napi::Object>();
     const auto number = [&](const char* key) { return static_cast<int64_t>(e.Get(key).ToNumber().Int64Value()); };
     const std::string route = e.Get("route").ToString().Utf8Value();

@@ -11,6 +11,7 @@ __asm__(".symver dlerror,dlerror@GLIBC_2.2.5");
 __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
 // gcc 12's libstdc++ exports condition_variable::wait at GLIBCXX_3.4.30 as well as at its original
 // 3.4.11; bind the original, which every libstdc++ ORT runs with has.
-__asm__(".symver _ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE,"
-        "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE@GLIBCXX_3.4.11");
+__asm__(
+    ".symver _ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE,"
+    "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE@GLIBCXX_3.4.11");
 #endif

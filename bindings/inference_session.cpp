@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <atomic>
 
+#include "addon_data.h"
 #include "js_error.h"
 #include "promise_worker.h"
-#include "addon_data.h"
 #include "run_threads.h"
 #include "session_config.h"
 #include "tensor_io.h"
@@ -33,11 +33,13 @@ std::vector<ValueMetadata> read_metadata(OrtSession* session, bool inputs) {
   for (size_t i = 0; i < count; ++i) {
     ValueMetadata& m = all[i];
     char* name = nullptr;
-    check(inputs ? api.SessionGetInputName(session, i, allocator, &name) : api.SessionGetOutputName(session, i, allocator, &name));
+    check(inputs ? api.SessionGetInputName(session, i, allocator, &name)
+                 : api.SessionGetOutputName(session, i, allocator, &name));
     m.name = name;
     check(api.AllocatorFree(allocator, name));
     OrtTypeInfo* type_info = nullptr;
-    check(inputs ? api.SessionGetInputTypeInfo(session, i, &type_info) : api.SessionGetOutputTypeInfo(session, i, &type_info));
+    check(inputs ? api.SessionGetInputTypeInfo(session, i, &type_info)
+                 : api.SessionGetOutputTypeInfo(session, i, &type_info));
     ONNXType onnx_type = ONNX_TYPE_UNKNOWN;
     OrtStatus* status = api.GetOnnxTypeFromTypeInfo(type_info, &onnx_type);
     m.is_tensor = status == nullptr && onnx_type == ONNX_TYPE_TENSOR;
@@ -73,8 +75,10 @@ Napi::Array metadata_array(Napi::Env env, const std::vector<ValueMetadata>& all)
       Napi::Array shape = Napi::Array::New(env, m.shape.size());
       for (uint32_t d = 0; d < m.shape.size(); ++d) {
         // A symbolic (or unknown) dim is its name, as onnxruntime-node reports it.
-        if (m.shape[d] < 0) shape.Set(d, Napi::String::New(env, m.symbolic[d]));
-        else shape.Set(d, Napi::Number::New(env, static_cast<double>(m.shape[d])));
+        if (m.shape[d] < 0)
+          shape.Set(d, Napi::String::New(env, m.symbolic[d]));
+        else
+          shape.Set(d, Napi::Number::New(env, static_cast<double>(m.shape[d])));
       }
       o.Set("shape", shape);
     }
@@ -162,8 +166,9 @@ class RunWorker : public PromiseWorker {
  public:
   // Inputs and outputs by their index in the session's metadata (no names cross the boundary);
   // `preallocated[i]`: a tensor to write output i into, or null.
-  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Array& input_indices, const Napi::Array& inputs,
-            const Napi::Array& output_indices, const Napi::Array& preallocated, const Napi::Object& run_options)
+  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Array& input_indices,
+            const Napi::Array& inputs, const Napi::Array& output_indices, const Napi::Array& preallocated,
+            const Napi::Object& run_options)
       : PromiseWorker(env), native_(std::move(native)) {
     const OrtApi& api = *runtime().api;
     // Members are built before this body runs; inputs_, outputs_ and run_options_ clean up if it throws.
@@ -189,7 +194,8 @@ class RunWorker : public PromiseWorker {
       copy_targets_.back() = Napi::Persistent(given.As<Napi::Object>());
     }
     Napi::Value severity = run_options.Get("logSeverityLevel");
-    if (severity.IsNumber()) check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
+    if (severity.IsNumber())
+      check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
     // A tensor of ours that does not fit the run is found by ORT only as it writes it, and ORT logs
     // that as an error of its own before the run returns it, which then becomes an input error
     // (work()): unless the caller chose a level, such runs log fatal errors only. Every error still
@@ -197,7 +203,8 @@ class RunWorker : public PromiseWorker {
     else if (std::find(sinks_.begin(), sinks_.end(), Sink::InPlace) != sinks_.end())
       check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, ORT_LOGGING_LEVEL_FATAL));
     Napi::Value tag = run_options.Get("tag");
-    if (tag.IsString()) check(api.RunOptionsSetRunTag(run_options_.options, tag.As<Napi::String>().Utf8Value().c_str()));
+    if (tag.IsString())
+      check(api.RunOptionsSetRunTag(run_options_.options, tag.As<Napi::String>().Utf8Value().c_str()));
     Napi::Value entries = run_options.Get("configEntries");
     if (entries.IsArray()) {
       Napi::Array array = entries.As<Napi::Array>();
@@ -241,14 +248,15 @@ class RunWorker : public PromiseWorker {
         results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
         continue;
       }
-      if (sinks_[i] == Sink::CopiedIn) fill_preallocated(*output_names_[i], copy_targets_[i].Value(), keys, outputs_.values[i]);
+      if (sinks_[i] == Sink::CopiedIn)
+        fill_preallocated(*output_names_[i], copy_targets_[i].Value(), keys, outputs_.values[i]);
       results.Set(static_cast<uint32_t>(i), env.Null());
     }
     return results;
   }
 
  private:
-  std::shared_ptr<NativeSession> native_;  // keeps the session alive through a dispose() mid-run
+  std::shared_ptr<NativeSession> native_;                       // keeps the session alive through a dispose() mid-run
   std::vector<const std::string*> input_names_, output_names_;  // in native_'s metadata
   std::vector<SharedOutput> borrowed_;  // memory of ours read or written in place: released after inputs_, outputs_
   // Per output: ORT's value returned to JS, written in place into a given tensor over memory of ours,
@@ -269,13 +277,13 @@ NativeSession::~NativeSession() {
 }
 
 Napi::Function InferenceSession::define(Napi::Env env) {
-  Napi::Function cls = DefineClass(env, "InferenceSession",
-                                   {InstanceMethod<&InferenceSession::run>("run"),
-                                    InstanceMethod<&InferenceSession::dispose>("dispose"),
-                                    InstanceMethod<&InferenceSession::counters>("counters"),
-                                    InstanceMethod<&InferenceSession::end_profiling>("endProfiling"),
-                                    InstanceAccessor<&InferenceSession::input_metadata>("inputMetadata"),
-                                    InstanceAccessor<&InferenceSession::output_metadata>("outputMetadata")});
+  Napi::Function cls =
+      DefineClass(env, "InferenceSession",
+                  {InstanceMethod<&InferenceSession::run>("run"), InstanceMethod<&InferenceSession::dispose>("dispose"),
+                   InstanceMethod<&InferenceSession::counters>("counters"),
+                   InstanceMethod<&InferenceSession::end_profiling>("endProfiling"),
+                   InstanceAccessor<&InferenceSession::input_metadata>("inputMetadata"),
+                   InstanceAccessor<&InferenceSession::output_metadata>("outputMetadata")});
   init_addon_data(env, cls);
   return cls;
 }
@@ -291,7 +299,9 @@ Napi::Object InferenceSession::wrap(Napi::Env env, std::shared_ptr<NativeSession
 InferenceSession::InferenceSession(const Napi::CallbackInfo& info) : Napi::ObjectWrap<InferenceSession>(info) {}
 
 const NativeSession& InferenceSession::live(Napi::Env env) const {
-  if (!native_) throw to_js_error(env, "ONEBIT_DISPOSED", "this session has been released (dispose/release was called): create a new session");
+  if (!native_)
+    throw to_js_error(env, "ONEBIT_DISPOSED",
+                      "this session has been released (dispose/release was called): create a new session");
   return *native_;
 }
 
@@ -300,7 +310,8 @@ Napi::Value InferenceSession::run(const Napi::CallbackInfo& info) {
   live(env);
   return queue_worker(env, [&] {
     return new RunWorker(env, native_, info[0].As<Napi::Array>(), info[1].As<Napi::Array>(), info[2].As<Napi::Array>(),
-                         info[3].As<Napi::Array>(), info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(env));
+                         info[3].As<Napi::Array>(),
+                         info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(env));
   });
 }
 
@@ -314,7 +325,8 @@ Napi::Value InferenceSession::counters(const Napi::CallbackInfo& info) {
   if (!native_) return counters_object(env, *final_counters_);
   CounterList now;
   if (!runtime().counters(native_->id, now))
-    throw to_js_error(env, "ONEBIT_NO_COUNTERS", "the onebit EP holds no counters for this session: it did not take part in it");
+    throw to_js_error(env, "ONEBIT_NO_COUNTERS",
+                      "the onebit EP holds no counters for this session: it did not take part in it");
   return counters_object(env, now);
 }
 

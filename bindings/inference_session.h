@@ -16,10 +16,10 @@ namespace onebit::node {
 struct ValueMetadata {
   std::string name;
   bool is_tensor = false;
-  int type = 0;                         // ONNX element type
-  std::vector<int64_t> shape;           // -1 where symbolic
-  std::vector<std::string> symbolic;    // per dim, "" where fixed
-  bool also_input = false;              // an output that is also a graph input (ORT passes it through)
+  int type = 0;                       // ONNX element type
+  std::vector<int64_t> shape;         // -1 where symbolic
+  std::vector<std::string> symbolic;  // per dim, "" where fixed
+  bool also_input = false;            // an output that is also a graph input (ORT passes it through)
 };
 
 // The ORT session, shared by the JS object and any run still in flight: the last owner releases

@@ -34,7 +34,10 @@ if (prebuild) {
 }
 
 console.log('onebit-ep: no usable prebuild for this platform, building from source with cmake-js');
-const result = spawnSync(process.execPath, [path.join(__dirname, 'cmake-js-build.cjs')], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, [path.join(__dirname, 'cmake-js-build.cjs')], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (result.status !== 0) {
   console.error(
     'onebit-ep: the source build failed. It needs cmake >= 3.20, a C++20 compiler and ONNX Runtime C headers ' +

@@ -43,14 +43,16 @@ const OrtApi* load_ort(const std::string& path, std::string& version) {
     throw CodedError("ONEBIT_ORT", "cannot load the ORT library of onnxruntime-node (" + path + "): " + dlerror() +
                                        ". Install it next to onebit-ep: npm install onnxruntime-node");
   auto get_api_base = reinterpret_cast<const OrtApiBase* (*)()>(dlsym(handle, "OrtGetApiBase"));
-  if (get_api_base == nullptr) throw CodedError("ONEBIT_ORT", path + " is not an ONNX Runtime library (no OrtGetApiBase)");
+  if (get_api_base == nullptr)
+    throw CodedError("ONEBIT_ORT", path + " is not an ONNX Runtime library (no OrtGetApiBase)");
   version = get_api_base()->GetVersionString();
   if (api_version_of(version) < ORT_API_VERSION)
     throw CodedError("ONEBIT_ORT", "onnxruntime-node ships ORT " + version + ", but onebit-ep needs ORT API " +
                                        std::to_string(ORT_API_VERSION) + " (ORT 1." + std::to_string(ORT_API_VERSION) +
                                        " or newer): upgrade onnxruntime-node");
   const OrtApi* api = get_api_base()->GetApi(ORT_API_VERSION);
-  if (api == nullptr) throw CodedError("ONEBIT_ORT", "ORT " + version + " refused API version " + std::to_string(ORT_API_VERSION));
+  if (api == nullptr)
+    throw CodedError("ONEBIT_ORT", "ORT " + version + " refused API version " + std::to_string(ORT_API_VERSION));
   return api;
 }
 
@@ -64,8 +66,9 @@ void* open_ep_library(const std::string& path, int runtime_api, int& ep_api) {
                                               "point ONEBIT_EP_LIB at a built libonebit_ep.so");
   auto api_version = reinterpret_cast<ApiVersionFn>(dlsym(handle, "OnebitEp_OrtApiVersion"));
   if (api_version == nullptr || dlsym(handle, "CreateEpFactories") == nullptr)
-    throw CodedError("ONEBIT_EP_LIBRARY", path + " is not a onebit EP library of this version (missing entry points): "
-                                                 "rebuild it with this package (npm rebuild onebit-ep)");
+    throw CodedError("ONEBIT_EP_LIBRARY", path +
+                                              " is not a onebit EP library of this version (missing entry points): "
+                                              "rebuild it with this package (npm rebuild onebit-ep)");
   ep_api = api_version();
   if (ep_api > runtime_api)
     throw CodedError("ONEBIT_EP_LIBRARY", path + " was built for ORT API " + std::to_string(ep_api) +

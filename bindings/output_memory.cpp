@@ -17,7 +17,7 @@ struct Range {
 };
 
 std::mutex registry_mutex;
-std::map<uintptr_t, Range>& registry() {  // by start address; ranges never overlap (live memory)
+std::map<uintptr_t, Range>& registry() {                   // by start address; ranges never overlap (live memory)
   static auto* ranges = new std::map<uintptr_t, Range>();  // never destroyed: finalizers may run at exit
   return *ranges;
 }

@@ -21,8 +21,8 @@ uint32_t read_uint(const Napi::Object& o, const char* key, uint32_t fallback) {
   if (!v.IsNumber()) throw CodedError("ONEBIT_OPTION", std::string("probe option ") + key + " must be a number");
   const double d = v.As<Napi::Number>().DoubleValue();
   if (!(d >= 0 && d <= 4294967295.0) || d != static_cast<double>(static_cast<uint32_t>(d)))
-    throw CodedError("ONEBIT_OPTION", std::string("probe option ") + key + " must be an integer >= 0, got " +
-                                          std::to_string(d));
+    throw CodedError("ONEBIT_OPTION",
+                     std::string("probe option ") + key + " must be an integer >= 0, got " + std::to_string(d));
   return static_cast<uint32_t>(d);
 }
 
@@ -77,9 +77,7 @@ Napi::Object modelled(Napi::Env env, const npu::ModelledCall& m) {
   return o;
 }
 
-Napi::Value or_null(Napi::Env env, const std::string& s) {
-  return s.empty() ? env.Null() : Napi::String::New(env, s);
-}
+Napi::Value or_null(Napi::Env env, const std::string& s) { return s.empty() ? env.Null() : Napi::String::New(env, s); }
 
 Napi::Object to_js(Napi::Env env, const ProbeResult& r) {
   Napi::Object o = Napi::Object::New(env);

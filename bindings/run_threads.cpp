@@ -23,7 +23,9 @@ struct RunThread {
   std::exception_ptr error;
   bool done = false;
 
-  RunThread() { std::thread([this] { loop(); }).detach(); }
+  RunThread() {
+    std::thread([this] { loop(); }).detach();
+  }
 
   void loop() {
     std::unique_lock<std::mutex> lock(mutex);

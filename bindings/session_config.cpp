@@ -75,14 +75,18 @@ OrtSessionOptions* make_session_options(const SessionConfig& config) {
     if (config.intra_op_threads) check(api.SetIntraOpNumThreads(options, *config.intra_op_threads));
     if (config.inter_op_threads) check(api.SetInterOpNumThreads(options, *config.inter_op_threads));
     if (config.graph_optimization_level)
-      check(api.SetSessionGraphOptimizationLevel(options, static_cast<GraphOptimizationLevel>(*config.graph_optimization_level)));
-    if (config.execution_mode) check(api.SetSessionExecutionMode(options, static_cast<ExecutionMode>(*config.execution_mode)));
+      check(api.SetSessionGraphOptimizationLevel(
+          options, static_cast<GraphOptimizationLevel>(*config.graph_optimization_level)));
+    if (config.execution_mode)
+      check(api.SetSessionExecutionMode(options, static_cast<ExecutionMode>(*config.execution_mode)));
     if (config.log_severity_level) check(api.SetSessionLogSeverityLevel(options, *config.log_severity_level));
     if (config.log_verbosity_level) check(api.SetSessionLogVerbosityLevel(options, *config.log_verbosity_level));
     if (config.log_id) check(api.SetSessionLogId(options, config.log_id->c_str()));
-    if (config.optimized_model_path) check(api.SetOptimizedModelFilePath(options, config.optimized_model_path->c_str()));
+    if (config.optimized_model_path)
+      check(api.SetOptimizedModelFilePath(options, config.optimized_model_path->c_str()));
     if (config.profile_file_prefix) check(api.EnableProfiling(options, config.profile_file_prefix->c_str()));
-    if (config.cpu_mem_arena) check(*config.cpu_mem_arena ? api.EnableCpuMemArena(options) : api.DisableCpuMemArena(options));
+    if (config.cpu_mem_arena)
+      check(*config.cpu_mem_arena ? api.EnableCpuMemArena(options) : api.DisableCpuMemArena(options));
     if (config.mem_pattern) check(*config.mem_pattern ? api.EnableMemPattern(options) : api.DisableMemPattern(options));
     for (const auto& [key, value] : config.config_entries)
       check(api.AddSessionConfigEntry(options, key.c_str(), value.c_str()));

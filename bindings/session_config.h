@@ -26,9 +26,9 @@ struct SessionConfig {
   std::optional<std::string> profile_file_prefix;  // set = profiling on
   std::optional<bool> cpu_mem_arena;
   std::optional<bool> mem_pattern;
-  StringPairs config_entries;                                // session config ("extra")
+  StringPairs config_entries;  // session config ("extra")
   std::vector<std::pair<std::string, int64_t>> free_dimension_overrides;
-  StringPairs ep_options;                                    // our EP's provider options
+  StringPairs ep_options;  // our EP's provider options
 };
 
 // Reads the plain object built by ts/session_options.ts.

@@ -104,11 +104,13 @@ OrtValue* ort_owned_tensor(ONNXTensorElementDataType type, const std::vector<int
 
 OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims, const Napi::Value& data) {
   const OrtApi& api = *runtime().api;
-  if (!data.IsArray()) throw CodedError("ONEBIT_INPUT", "input '" + name + "' is a string tensor: its data must be a string array");
+  if (!data.IsArray())
+    throw CodedError("ONEBIT_INPUT", "input '" + name + "' is a string tensor: its data must be a string array");
   Napi::Array array = data.As<Napi::Array>();
   if (array.Length() != element_count(dims))
     throw CodedError("ONEBIT_INPUT", "input '" + name + "' has " + std::to_string(array.Length()) +
-                                         " strings for a shape of " + std::to_string(element_count(dims)) + " elements");
+                                         " strings for a shape of " + std::to_string(element_count(dims)) +
+                                         " elements");
   std::vector<std::string> strings(array.Length());
   std::vector<const char*> pointers(array.Length());
   for (uint32_t i = 0; i < array.Length(); ++i) {
@@ -172,12 +174,13 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
       napi_is_detached_arraybuffer(data.Env(), buffer, &detached) != napi_ok)
     throw CodedError(code, what + ": its typed array cannot be read");
   if (detached)
-    throw CodedError(code, what + " is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
-                                  "structuredClone): keep the data in this thread until run() returns, or pass a copy");
+    throw CodedError(code, what +
+                               " is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
+                               "structuredClone): keep the data in this thread until run() returns, or pass a copy");
   const size_t byte_length = data.As<Napi::TypedArray>().ByteLength();
   if (byte_length != expected)
-    throw CodedError(code, what + " has " + std::to_string(byte_length) + " bytes of data, but its type and shape need " +
-                               std::to_string(expected));
+    throw CodedError(code, what + " has " + std::to_string(byte_length) +
+                               " bytes of data, but its type and shape need " + std::to_string(expected));
   return {static_cast<const uint8_t*>(source), expected};
 }
 
@@ -187,7 +190,8 @@ ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTenso
 // mark-compact every few decode steps, a large share of the decode time (BENCHMARKS.md).
 Napi::ArrayBuffer owned_array_buffer(Napi::Env env, OrtValue* value, void* data, size_t bytes) {
   if (bytes > kMaxArrayBufferBytes)  // value stays the caller's
-    throw CodedError("ONEBIT_OUTPUT", "a tensor of " + std::to_string(bytes) + " bytes: more than a JS ArrayBuffer holds (4 GiB)");
+    throw CodedError("ONEBIT_OUTPUT",
+                     "a tensor of " + std::to_string(bytes) + " bytes: more than a JS ArrayBuffer holds (4 GiB)");
   auto* holder = new SharedOutput(share_output(value, data, bytes));
   return Napi::ArrayBuffer::New(env, data, bytes, [holder](Napi::Env, void*) { delete holder; });
 }
@@ -212,7 +216,8 @@ OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, c
 OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
                       std::vector<SharedOutput>& borrowed) {
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims = read_dims("input '" + name + "'", "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
+  const std::vector<int64_t> dims =
+      read_dims("input '" + name + "'", "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   Napi::Value data = tensor.Get(keys.data);
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
   const ByteRange memory = typed_array_bytes("input '" + name + "'", "ONEBIT_INPUT", type, dims, data);
@@ -232,8 +237,8 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
   return value;
 }
 
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, bool in_place,
-                              std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed) {
+OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                              bool in_place, std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed) {
   const std::string what = "pre-allocated output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)
@@ -242,7 +247,8 @@ OrtValue* preallocated_output(const std::string& name, const Napi::Object& tenso
   const ByteRange memory = typed_array_bytes(what, "ONEBIT_INPUT", type, dims, tensor.Get(keys.data));
   for (const ByteRange& other : taken)
     if (memory.overlaps(other))
-      throw CodedError("ONEBIT_INPUT", what + " shares memory with another pre-allocated output of this run: give each its own buffer");
+      throw CodedError("ONEBIT_INPUT",
+                       what + " shares memory with another pre-allocated output of this run: give each its own buffer");
   taken.push_back(memory);
   SharedOutput owner = in_place && memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr;
   if (!owner) return nullptr;
@@ -255,9 +261,11 @@ namespace {
 
 // What is wrong with an output whose pre-allocated tensor is not what the run computes, over either
 // memory. (Text, not an error: moving a std::runtime_error needs a newer libstdc++ than ORT's.)
-std::string preallocated_mismatch(const std::string& name, const std::string& computed, const std::string& given, bool other_type) {
+std::string preallocated_mismatch(const std::string& name, const std::string& computed, const std::string& given,
+                                  bool other_type) {
   return "output '" + name + "' has shape " + computed + " in this run, but its pre-allocated tensor has " + given +
-         (other_type ? " and another element type" : "") + ": pre-allocate it with the output's shape for this run, or pass null for it";
+         (other_type ? " and another element type" : "") +
+         ": pre-allocate it with the output's shape for this run, or pass null for it";
 }
 
 // "{3,64}" at `from` in ORT's text as "[3, 64]"; empty if it is not there.
@@ -267,16 +275,20 @@ std::string ort_shape_at(const std::string& text, size_t from) {
   if (end == std::string::npos) return {};
   std::string shape = "[";
   for (size_t i = from + 1; i < end; ++i) {
-    if (text[i] == ',') shape += ", ";
-    else if ((text[i] >= '0' && text[i] <= '9') || text[i] == '-') shape += text[i];
-    else return {};
+    if (text[i] == ',')
+      shape += ", ";
+    else if ((text[i] >= '0' && text[i] <= '9') || text[i] == '-')
+      shape += text[i];
+    else
+      return {};
   }
   return shape + "]";
 }
 
 }  // namespace
 
-std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place) {
+std::optional<std::string> preallocated_refusal(const std::string& ort_message,
+                                                const std::vector<const std::string*>& in_place) {
   static const std::string output = "The output OrtValue provided for output '", given = " has shape ",
                            computed = " but the computed output shape for this run is ";
   const size_t at = ort_message.find(output);
@@ -284,7 +296,8 @@ std::optional<std::string> preallocated_refusal(const std::string& ort_message, 
   const size_t name_begin = at + output.size(), name_end = ort_message.find('\'', name_begin);
   if (name_end == std::string::npos) return std::nullopt;
   const std::string name = ort_message.substr(name_begin, name_end - name_begin);
-  if (std::none_of(in_place.begin(), in_place.end(), [&](const std::string* n) { return *n == name; })) return std::nullopt;
+  if (std::none_of(in_place.begin(), in_place.end(), [&](const std::string* n) { return *n == name; }))
+    return std::nullopt;
   const size_t given_at = ort_message.find(given, name_end);
   const size_t computed_at = given_at == std::string::npos ? given_at : ort_message.find(computed, given_at);
   if (computed_at == std::string::npos) return std::nullopt;
@@ -294,16 +307,18 @@ std::optional<std::string> preallocated_refusal(const std::string& ort_message, 
   return preallocated_mismatch(name, computed_shape, given_shape, false);
 }
 
-void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value) {
+void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                       const OrtValue* value) {
   const std::string what = "output '" + name + "'";
   const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
   const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
   const TypeAndShape computed = type_and_shape(value);
   if (computed.type != type || computed.dims != dims)
-    throw CodedError("ONEBIT_INPUT", preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type));
+    throw CodedError("ONEBIT_INPUT",
+                     preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type));
   // Read again: the buffer may have been detached or resized while the run was in flight.
-  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT", type, dims,
-                                             tensor.Get(keys.data));
+  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT",
+                                             type, dims, tensor.Get(keys.data));
   if (memory.size == 0) return;
   void* data = nullptr;
   check(runtime().api->GetTensorMutableData(const_cast<OrtValue*>(value), &data));
@@ -314,9 +329,11 @@ Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type,
   const std::vector<int64_t> dims = read_dims("allocateTensor: the tensor", "ONEBIT_INPUT", dims_array);
   const size_t bytes = byte_size(type, element_count(dims));
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING || (bytes == 0 && element_count(dims) > 0))
-    throw CodedError("ONEBIT_INPUT", "allocateTensor: element type " + std::to_string(type) + " is not one onebit-ep allocates");
+    throw CodedError("ONEBIT_INPUT",
+                     "allocateTensor: element type " + std::to_string(type) + " is not one onebit-ep allocates");
   if (bytes > kMaxArrayBufferBytes)
-    throw CodedError("ONEBIT_INPUT", "allocateTensor: " + std::to_string(bytes) + " bytes is more than a JS ArrayBuffer holds (4 GiB)");
+    throw CodedError("ONEBIT_INPUT",
+                     "allocateTensor: " + std::to_string(bytes) + " bytes is more than a JS ArrayBuffer holds (4 GiB)");
   if (bytes == 0) return Napi::ArrayBuffer::New(env, 0);
   void* data = nullptr;
   OrtValue* value = ort_owned_tensor(type, dims, &data);
@@ -342,7 +359,8 @@ Napi::Object output_object(Napi::Env env, const PropertyKeys& keys, OrtValue*& v
   }
   const size_t bytes = byte_size(shape.type, count);
   if (bytes == 0 && count > 0)
-    throw CodedError("ONEBIT_OUTPUT", "an output has an element type onebit-ep cannot return (" + std::to_string(shape.type) + ")");
+    throw CodedError("ONEBIT_OUTPUT",
+                     "an output has an element type onebit-ep cannot return (" + std::to_string(shape.type) + ")");
   void* data = nullptr;
   if (bytes > 0) check(api.GetTensorMutableData(value, &data));
   // A second external ArrayBuffer over memory one already wraps would abort V8: an output aliasing

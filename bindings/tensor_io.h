@@ -32,7 +32,9 @@ OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const
 struct ByteRange {
   const uint8_t* begin = nullptr;
   size_t size = 0;
-  bool overlaps(const ByteRange& o) const { return size > 0 && o.size > 0 && begin < o.begin + o.size && o.begin < begin + size; }
+  bool overlaps(const ByteRange& o) const {
+    return size > 0 && o.size > 0 && begin < o.begin + o.size && o.begin < begin + size;
+  }
 };
 
 // A tensor given for output `name` in run()'s fetches (same form as an input, no strings).
@@ -40,19 +42,21 @@ struct ByteRange {
 // detached, or it shares memory with one already in `taken` (this run's others, added to).
 // Over memory of ours, when `in_place` allows it: a tensor for ORT to write into, its owner added to
 // `borrowed`. Otherwise null: ORT allocates the output and fill_preallocated copies it into `tensor`.
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, bool in_place,
-                              std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
+OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                              bool in_place, std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
 
 // Copies the output `value` ORT allocated into `tensor`, the pre-allocated output it was given for
 // (one preallocated_output left to ORT). Throws CodedError("ONEBIT_INPUT") naming the output if its
 // type or shape differ, or the tensor's buffer was detached or resized during the run.
-void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys, const OrtValue* value);
+void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
+                       const OrtValue* value);
 
 // ORT's refusal of a pre-allocated output it was given to write in place (one of `in_place`, names
 // of outputs) whose shape is not the run's (which cannot be known before the run): the message of
 // the ONEBIT_INPUT error fill_preallocated gives over JS memory, or none for any other message
 // (read from the text of the ORT onnxruntime-node ships; another text stays ORT's error).
-std::optional<std::string> preallocated_refusal(const std::string& ort_message, const std::vector<const std::string*>& in_place);
+std::optional<std::string> preallocated_refusal(const std::string& ort_message,
+                                                const std::vector<const std::string*>& in_place);
 
 // A zeroed tensor of `type` and `dims` (a JS array) in memory of ours, as an ArrayBuffer: a
 // pre-allocated output over it is written in place. CodedError("ONEBIT_INPUT") for a type we do

@@ -26,13 +26,16 @@ std::string activation_matmul_decline(ActivationMatmuls rule, int64_t M, int64_t
       M >= kActivationMatmulMinRows && K >= kActivationMatmulMinK && N >= 0 && N <= kActivationMatmulMaxN;
   const bool exact_where_ort_is_not = ort_saturates && K >= 0 && K <= kMaxK;
   if (rule == ActivationMatmuls::All || measured_faster || exact_where_ort_is_not) return "";
-  return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" +
-         std::to_string(N) + " (-1: symbolic) is claimed only with M >= " + std::to_string(kActivationMatmulMinRows) +
+  return "an activation x activation group with M=" + std::to_string(M) + " K=" + std::to_string(K) +
+         " N=" + std::to_string(N) +
+         " (-1: symbolic) is claimed only with M >= " + std::to_string(kActivationMatmulMinRows) +
          ", K >= " + std::to_string(kActivationMatmulMinK) + " and N <= " + std::to_string(kActivationMatmulMaxN) +
          ", where packing B per call was measured faster than ORT's CPU EP (BENCHMARKS.md)" +
-         (ort_saturates ? "; ORT's kernel may saturate on this CPU, but the EP claims such a group only with K declared "
-                          "and at most " + std::to_string(kMaxK)
-                        : "") +
+         (ort_saturates
+              ? "; ORT's kernel may saturate on this CPU, but the EP claims such a group only with K declared "
+                "and at most " +
+                    std::to_string(kMaxK)
+              : "") +
          "; ONEBIT_ACTIVATION_MATMULS=all claims it";
 }
 

@@ -54,7 +54,8 @@ DynamicQuantization quantize_activation(const float* x, int64_t M, int64_t K, co
     for (int64_t i = 1; i < range_tasks; ++i) range.parts[0].merge(range.parts[static_cast<size_t>(i)]);
     q = dynamic_quantization_for(range.parts[0]);
   }
-  shape_prepared_activation(M, K, QType::Uint8, constant != nullptr ? constant->read_zero_point : q.zero_point, group, a);
+  shape_prepared_activation(M, K, QType::Uint8, constant != nullptr ? constant->read_zero_point : q.zero_point, group,
+                            a);
   if (M == 0) return q;
   const int64_t row_tasks = task_count(values, M);
   const int64_t rows_per_task = (M + row_tasks - 1) / row_tasks;

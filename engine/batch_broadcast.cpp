@@ -27,7 +27,8 @@ std::vector<size_t> strides(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch) {
+std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch,
+                                                const std::vector<int64_t>& b_batch) {
   const size_t rank = std::max(x_batch.size(), b_batch.size());
   const std::vector<int64_t> x = aligned(x_batch, rank), w = aligned(b_batch, rank);
   BatchBroadcast b;

@@ -18,7 +18,8 @@ struct BatchBroadcast {
 };
 
 // nullopt when the dims do not broadcast (all dims known, >= 0).
-std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch, const std::vector<int64_t>& b_batch);
+std::optional<BatchBroadcast> broadcast_batches(const std::vector<int64_t>& x_batch,
+                                                const std::vector<int64_t>& b_batch);
 
 // Whether dims known only in part (a negative dim, on either side, is symbolic) can broadcast at
 // run time.

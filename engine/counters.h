@@ -9,25 +9,25 @@
 namespace onebit {
 
 enum class Counter {
-  GroupRuns,        // fused-group executions: every run adds one per group the EP claimed
-  Groups,           // fused groups compiled
-  HostRowsPolicy,   // calls kept on the host: fewer rows than min_device_rows
-  HostRoutes,       // calls kept on the host by the routes table
-  DeviceFallbacks,  // calls meant for the device that ran on the host after a device error
-  DeviceBusy,       // calls that found the device held by another process
+  GroupRuns,           // fused-group executions: every run adds one per group the EP claimed
+  Groups,              // fused groups compiled
+  HostRowsPolicy,      // calls kept on the host: fewer rows than min_device_rows
+  HostRoutes,          // calls kept on the host by the routes table
+  DeviceFallbacks,     // calls meant for the device that ran on the host after a device error
+  DeviceBusy,          // calls that found the device held by another process
   DeviceBreakerSkips,  // calls kept on the host while the device's circuit breaker is open
-  DeviceCalls,      // calls that ran on the device
+  DeviceCalls,         // calls that ran on the device
   DeviceLaunches,
   ABytesSynced,
   CBytesSynced,
-  CSyncsNarrowed,   // C syncs of only the rows read (rows × N × 4 bytes)
-  CSyncsWhole,      // C syncs of the whole buffer (NPU_NO_C_NARROW, NPU_DBG)
+  CSyncsNarrowed,  // C syncs of only the rows read (rows × N × 4 bytes)
+  CSyncsWhole,     // C syncs of the whole buffer (NPU_NO_C_NARROW, NPU_DBG)
   DesignsBuilt,
   DesignsLoaded,
-  DesignsFailed,    // shapes whose designs could not be had: their calls run on the host
-  HostOnlyKind,     // calls kept on the host: the device has no design for their group kind
-  HostNs,           // time in host calls (gemm_q8 + epilogue)
-  DeviceNs,         // time in device calls (upload, launches, syncs, epilogue)
+  DesignsFailed,  // shapes whose designs could not be had: their calls run on the host
+  HostOnlyKind,   // calls kept on the host: the device has no design for their group kind
+  HostNs,         // time in host calls (gemm_q8 + epilogue)
+  DeviceNs,       // time in device calls (upload, launches, syncs, epilogue)
   Count
 };
 

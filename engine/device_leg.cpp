@@ -16,7 +16,7 @@ DeviceCall run_on_device(SessionDevice& device, GroupDevice& group, const Prepar
     result.error = locked.to_string();
     return result;
   }
-    // Activations prepared for a VNNI kernel are held as uint8 (int8 + offset): undo that.
+  // Activations prepared for a VNNI kernel are held as uint8 (int8 + offset): undo that.
   const int32_t offset = x.int8_offset();
   std::vector<int8_t> a(static_cast<size_t>(x.M * x.K));
   for (int64_t m = 0; m < x.M; ++m)

@@ -32,9 +32,10 @@ int64_t parse_int(const std::string& key, const std::string& value, int64_t min,
     used = 0;
   }
   if (used != value.size() || number < min || number > max)
-    throw bad_value(key, value, max == std::numeric_limits<int64_t>::max()
-                                    ? "an integer >= " + std::to_string(min)
-                                    : "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+    throw bad_value(key, value,
+                    max == std::numeric_limits<int64_t>::max()
+                        ? "an integer >= " + std::to_string(min)
+                        : "an integer from " + std::to_string(min) + " to " + std::to_string(max));
   return number;
 }
 
@@ -43,7 +44,8 @@ void parse_trace(const std::string& key, const std::string& value, EpOptions& op
   if (value == "0" || value == "false") return;
   options.trace = true;
   if (value == "1" || value == "true") return;
-  if (!is_trace_path(value)) throw bad_value(key, value, std::string("0, 1, or a trace file path (") + kTracePathRule + ")");
+  if (!is_trace_path(value))
+    throw bad_value(key, value, std::string("0, 1, or a trace file path (") + kTracePathRule + ")");
   options.trace_file = value;
 }
 
@@ -89,7 +91,8 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       if (!model) throw bad_value(key, value, "xdna1, xdna2 or a readable cost file (*.json): " + model.error().reason);
       options.cost_model = *model;
     } else if (key == "matmul_nbits_accuracy") {
-      if (value != kNbitsAccuracyValues[0] && value != kNbitsAccuracyValues[1]) throw bad_value(key, value, "level4 or any");
+      if (value != kNbitsAccuracyValues[0] && value != kNbitsAccuracyValues[1])
+        throw bad_value(key, value, "level4 or any");
       options.nbits_any_accuracy = value == kNbitsAccuracyValues[1];
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());

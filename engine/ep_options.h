@@ -19,8 +19,8 @@ constexpr int64_t kDeviceMinRows = 8;
 
 // The provider option keys, as ORT passes them (snake_case); the Node package's camelCase options
 // map onto these.
-constexpr std::array<const char*, 10> kOptionKeys = {"device",      "min_device_rows",   "designs_dir", "routes",
-                                                     "device_lock", "device_timeout_ms", "trace",       "session_id",
+constexpr std::array<const char*, 10> kOptionKeys = {"device",      "min_device_rows",      "designs_dir", "routes",
+                                                     "device_lock", "device_timeout_ms",    "trace",       "session_id",
                                                      "cost_model",  "matmul_nbits_accuracy"};
 
 // Values of matmul_nbits_accuracy: "level4" (default) claims the MatMulNBits nodes whose

@@ -38,11 +38,11 @@ struct FusedGroup {
   // Groups whose activation scale arrives per call (quantize_dynamic): the weight scales, one or
   // N; each call's epilogue scales by float(s_x * b_scale[n]) (see activation_scale.h).
   std::vector<float> b_scale;
-  std::vector<int64_t> b_batch;        // leading dims of a batched weight (broadcast against the activation's)
+  std::vector<int64_t> b_batch;  // leading dims of a batched weight (broadcast against the activation's)
   // One per batch entry; read-only, and shared by every group of the process with the same packed
   // bytes (engine/shared_weights.h).
   std::vector<std::shared_ptr<const PackedWeights>> weights;
-  GroupDevice device;                  // the device leg (empty: host only)
+  GroupDevice device;  // the device leg (empty: host only)
   // Activation × activation: B (`b_name`, of b_type, per tensor) is an input of each call, packed
   // for it; K, N and b_batch are what the model declares (-1 where symbolic).
   bool b_per_call = false;

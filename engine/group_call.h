@@ -19,7 +19,7 @@ namespace onebit {
 struct CallResources {
   SessionDevice* device = nullptr;  // null: host only
   const RoutePolicy* policy = nullptr;
-  TaskRunner tasks;                 // empty: one thread
+  TaskRunner tasks;  // empty: one thread
 };
 
 using CallClock = std::chrono::steady_clock;

@@ -19,10 +19,9 @@ GroupDevice prepare_group_device(SessionDevice& device, const WeightSource& weig
     w = shifted.data();
   }
   GroupDevice group;
-  auto gemm = npu::DeviceGemm::create(device.device(), device.cache(), static_cast<uint32_t>(weight.K),
-                                      static_cast<uint32_t>(weight.N), w,
-                                      weight.is_nk ? npu::WeightLayout::kNK : npu::WeightLayout::kKN,
-                                      device.gemm_options());
+  auto gemm = npu::DeviceGemm::create(
+      device.device(), device.cache(), static_cast<uint32_t>(weight.K), static_cast<uint32_t>(weight.N), w,
+      weight.is_nk ? npu::WeightLayout::kNK : npu::WeightLayout::kKN, device.gemm_options());
   if (!gemm) {
     group.failure = gemm.error().to_string();
     count(counters, Counter::DesignsFailed);

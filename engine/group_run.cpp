@@ -33,8 +33,8 @@ struct CallActivation {
 // Quantizes a float activation: into the kernels' layout over the call's tasks when the call has
 // one batch entry, else into a plain buffer that each entry prepares. Writes x_q too when other
 // nodes read it (else null). Returns the scale and zero point it quantized with.
-DynamicQuantization quantize_call_activation(const FusedGroup& g, const float* x, const CallShape& shape,
-                                             uint8_t* x_q, const TaskRunner& tasks, CallActivation& a) {
+DynamicQuantization quantize_call_activation(const FusedGroup& g, const float* x, const CallShape& shape, uint8_t* x_q,
+                                             const TaskRunner& tasks, CallActivation& a) {
   const ConstantQuantization constant{g.x_quantize, g.x_zero_point};
   const ConstantQuantization* fixed = g.x_source == ActivationSource::QuantizeLinear ? &constant : nullptr;
   if (shape.batches.x_entry.size() == 1) {
@@ -77,8 +77,8 @@ void call_activation(const FusedGroup& g, const CallShape& shape, const CallInpu
 
 }  // namespace
 
-std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape, const CallInputs& in,
-                                  const CallOutputs& out) {
+std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape,
+                                  const CallInputs& in, const CallOutputs& out) {
   std::vector<CallResult> results;
   try {
     auto start = CallClock::now();

@@ -36,7 +36,7 @@ struct CallOutputs {
 // Runs the call; one result per batch entry run (none for an empty call), each timed from
 // before its activation was quantized or prepared. Throws std::runtime_error naming the group
 // when the call's scratch cannot be allocated.
-std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape, const CallInputs& in,
-                                  const CallOutputs& out);
+std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources, const CallShape& shape,
+                                  const CallInputs& in, const CallOutputs& out);
 
 }  // namespace onebit

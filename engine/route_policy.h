@@ -10,7 +10,17 @@
 
 namespace onebit {
 
-enum class RouteReason { NoDevice, HostOnlyKind, RowsPolicy, Routes, DesignsFailed, BreakerOpen, Busy, Fallback, Device };
+enum class RouteReason {
+  NoDevice,
+  HostOnlyKind,
+  RowsPolicy,
+  Routes,
+  DesignsFailed,
+  BreakerOpen,
+  Busy,
+  Fallback,
+  Device
+};
 const char* route_reason_name(RouteReason reason);
 
 struct RoutePolicy {

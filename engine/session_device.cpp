@@ -14,7 +14,8 @@ std::unique_ptr<SessionDevice> SessionDevice::open(const EpOptions& options, con
   npu::DeviceOptions device_options;
   if (!lock_path.empty()) device_options.lock_path = lock_path;
   auto opened = npu::open_device(choice->kind, device_options);
-  if (!opened) throw std::invalid_argument("onebit: cannot open device (" + choice->reason + "): " + opened.error().to_string());
+  if (!opened)
+    throw std::invalid_argument("onebit: cannot open device (" + choice->reason + "): " + opened.error().to_string());
   auto policy = npu::lock_policy_from_name(options.device_lock);
   if (!policy) throw std::invalid_argument("onebit: device_lock: " + policy.error().to_string());
   auto session = std::unique_ptr<SessionDevice>(new SessionDevice());

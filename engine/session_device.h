@@ -7,9 +7,9 @@
 
 #include "engine/device_breaker.h"
 #include "engine/ep_options.h"
-#include "npu/emu/design_cache.h"
 #include "npu/device.h"
 #include "npu/device_gemm.h"
+#include "npu/emu/design_cache.h"
 #include "npu/lock_policy.h"
 
 namespace onebit {

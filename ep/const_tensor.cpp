@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "const_tensor.h"
 
-#include <bit>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,9 +17,12 @@ float half_to_float(uint16_t h) {
   const int exponent = (h >> 10) & 0x1f;
   const int mantissa = h & 0x3ff;
   float magnitude;
-  if (exponent == 0) magnitude = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31) magnitude = mantissa ? NAN : INFINITY;
-  else magnitude = std::ldexp(float(mantissa | 0x400), exponent - 25);
+  if (exponent == 0)
+    magnitude = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    magnitude = mantissa ? NAN : INFINITY;
+  else
+    magnitude = std::ldexp(float(mantissa | 0x400), exponent - 25);
   return sign ? -magnitude : magnitude;
 }
 
@@ -33,18 +36,25 @@ size_t ConstTensor::count() const {
 
 double ConstTensor::as_double(size_t i) const {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return static_cast<const float*>(data)[i];
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return half_to_float(static_cast<const uint16_t*>(data)[i]);
-    default: return as_int(i);
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      return static_cast<const float*>(data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return half_to_float(static_cast<const uint16_t*>(data)[i]);
+    default:
+      return as_int(i);
   }
 }
 
 int32_t ConstTensor::as_int(size_t i) const {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return static_cast<const int8_t*>(data)[i];
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return static_cast<const uint8_t*>(data)[i];
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return static_cast<const int32_t*>(data)[i];
-    default: throw std::logic_error("onebit: as_int on a tensor of type " + type_name(type));
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      return static_cast<const int8_t*>(data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      return static_cast<const uint8_t*>(data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return static_cast<const int32_t*>(data)[i];
+    default:
+      throw std::logic_error("onebit: as_int on a tensor of type " + type_name(type));
   }
 }
 
@@ -60,19 +70,32 @@ ConstTensor const_tensor_of(const OrtValue* value) {
 
 std::string type_name(ONNXTensorElementDataType type) {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return "uint8";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return "int16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16: return "uint16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4: return "int4";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4: return "uint4";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED: return "unknown";
-    default: return "element type " + std::to_string(static_cast<int>(type));
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      return "float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return "float16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      return "int8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      return "uint8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return "int32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
+      return "int16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
+      return "uint16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4:
+      return "int4";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4:
+      return "uint4";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      return "float64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED:
+      return "unknown";
+    default:
+      return "element type " + std::to_string(static_cast<int>(type));
   }
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The library's own C entry points (include/onebit_ep.h) beside the ORT factory functions, so a
-// host (our Node addon) can read a live session's counters as numbers instead of parsing the trace line. Sessions are named by the
-// `session_id` provider option the host passes; the registry only holds sessions that have one.
+// host (our Node addon) can read a live session's counters as numbers instead of parsing the trace line. Sessions are
+// named by the `session_id` provider option the host passes; the registry only holds sessions that have one.
+#include "counters_export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -10,7 +12,6 @@
 
 #include "onebit_ep.h"
 #include "ort_api.h"
-#include "counters_export.h"
 
 namespace onebit {
 
@@ -57,5 +58,4 @@ int64_t OnebitEp_GetCounters(const char* session_id, OnebitEpCounter* out, size_
   }
   return static_cast<int64_t>(count);
 }
-
 }

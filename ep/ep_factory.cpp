@@ -120,8 +120,8 @@ extern "C" {
 int OnebitEp_OrtApiVersion(void) { return static_cast<int>(onebit::kNeededOrtApi); }
 
 __attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*, const OrtApiBase* api_base,
-                                                                     const OrtLogger*, OrtEpFactory** factories,
-                                                                     size_t max_factories, size_t* num_factories) {
+                                                                    const OrtLogger*, OrtEpFactory** factories,
+                                                                    size_t max_factories, size_t* num_factories) {
   *num_factories = 0;
   const OrtApi* api = api_base->GetApi(onebit::kNeededOrtApi);
   if (api == nullptr) return onebit::too_old_ort_status(api_base);
@@ -137,5 +137,4 @@ __attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory*
   delete static_cast<onebit::EpFactory*>(factory);
   return nullptr;
 }
-
 }

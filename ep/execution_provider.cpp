@@ -7,7 +7,6 @@
 #include <set>
 
 #include "counters_export.h"
-
 #include "fused_kernel.h"
 #include "graph_index.h"
 #include "group_match.h"
@@ -60,12 +59,14 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
     for (const NodeInfo& node : index.nodes()) {
       if (!is_anchor(node)) continue;
       matches.emplace_back(&node, match_group(index, node));
-      if (auto* m = std::get_if<GroupMatch>(&matches.back().second); m && m->quantize_out) output_quantizes.insert(m->quantize_out);
+      if (auto* m = std::get_if<GroupMatch>(&matches.back().second); m && m->quantize_out)
+        output_quantizes.insert(m->quantize_out);
     }
     // A QuantizeLinear that ends one group and quantizes the next one's activation stays with the
     // first: the second takes the quantized activation.
     for (auto& [node, result] : matches)
-      if (auto* m = std::get_if<GroupMatch>(&result); m && output_quantizes.count(m->quantize_in)) leave_quantize_in(*m);
+      if (auto* m = std::get_if<GroupMatch>(&result); m && output_quantizes.count(m->quantize_in))
+        leave_quantize_in(*m);
     std::set<const OrtNode*> claimed;
     for (auto& [anchor, result] : matches) {
       const NodeInfo& node = *anchor;
@@ -87,8 +88,8 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
                                    "numbers (option matmul_nbits_accuracy=any claims it anyway)");
           if (plan.b_per_call) {
             const std::string decline =
-                activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K, plan.N,
-                                          ort_saturates_here(plan.b_type));
+                activation_matmul_decline(self(ep).session.options.activation_matmuls, plan.declared_rows, plan.K,
+                                          plan.N, ort_saturates_here(plan.b_type));
             if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
           }
           std::vector<const OrtNode*> nodes;
@@ -122,7 +123,8 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
     if (!is_anchor(node)) continue;
     MatchResult result = match_group(index, node);
     if (auto* why = std::get_if<std::string>(&result))
-      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
+      throw OrtError(ORT_FAIL,
+                     "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
     try {
       const GroupMatch& match = std::get<GroupMatch>(result);
       GroupSource source = read_group(match, index);
@@ -136,7 +138,8 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       }
       GroupPlan plan = pack_group(std::move(source), session.options.share_weights);
       plan.device = std::move(device);
-      const KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
+      const KernelInputs inputs =
+          find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
       const KernelOutputs outputs = find_kernel_outputs(
           fused_node, match.output, match.quantize_in ? match.quantize_in->outputs : std::vector<std::string>{}, plan);
       return new FusedKernel(std::move(plan), inputs, outputs, session);
@@ -182,7 +185,10 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   GetCapability = get_capability;
   Compile = compile;
   ReleaseNodeComputeInfos = release_infos;
-  IsConcurrentRunSupported = [](OrtEp*, bool* yes) noexcept -> OrtStatus* { *yes = true; return nullptr; };  // test/ts/concurrency.test.ts
+  IsConcurrentRunSupported = [](OrtEp*, bool* yes) noexcept -> OrtStatus* {
+    *yes = true;
+    return nullptr;
+  };  // test/ts/concurrency.test.ts
   session.options = std::move(opts);
   session.logger = log_to;
   session.device = SessionDevice::open(session.options);

@@ -52,8 +52,8 @@ void read_call_scalars(OrtKernelContext* context, const FusedKernel& kernel, Cal
     in.x_zero_point = read_zero_point(context, *i.x_zero_point, plan.x_type, plan,
                                       "activation zero point '" + plan.x_zero_point_input + "'");
   if (i.b_zero_point)
-    in.b_zero_point = read_zero_point(context, *i.b_zero_point, plan.b_type, plan,
-                                      "B zero point '" + plan.b_zero_point_input + "'");
+    in.b_zero_point =
+        read_zero_point(context, *i.b_zero_point, plan.b_type, plan, "B zero point '" + plan.b_zero_point_input + "'");
   if (i.x_scale) in.x_scale = read_scale(context, *i.x_scale, plan, "activation scale '" + plan.x_scale_input + "'");
   if (i.b_scale) in.b_scale = read_scale(context, *i.b_scale, plan, "B scale '" + plan.b_scale_input + "'");
 }
@@ -116,17 +116,17 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
 
     const KernelOutputs& o = kernel.outputs;
-    const CallOutputs out{output_data(context, o.y, shape.y_dims),
-                          optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
-                          optional_output<float>(context, o.x_scale, {}),
-                          optional_output<uint8_t>(context, o.x_zero_point, {})};
+    const CallOutputs out{
+        output_data(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
+        optional_output<float>(context, o.x_scale, {}), optional_output<uint8_t>(context, o.x_zero_point, {})};
     CallInputs in;
     in.x = x.data;
     in.b = b ? b->data : nullptr;
     read_call_scalars(context, kernel, in);
 
     const CallResources resources{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
-    for (const CallResult& call : run_group(plan, resources, shape, in, out)) report_call(kernel.session, plan, shape, call);
+    for (const CallResult& call : run_group(plan, resources, shape, in, out))
+      report_call(kernel.session, plan, shape, call);
     count(kernel.session.counters, Counter::GroupRuns);
   });
 }

@@ -184,4 +184,3 @@ ValueType GraphIndex::type_of(const std::string& value) const {
 }
 
 }  // namespace onebit
-

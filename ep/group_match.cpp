@@ -50,7 +50,8 @@ void decline_unsupported_dequantize(const NodeInfo& dq) {
 }
 
 // `value` if it is one constant value of `type`.
-std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type) {
+std::optional<ConstTensor> constant_scalar(const GraphIndex& g, const std::string& value,
+                                           ONNXTensorElementDataType type) {
   std::optional<ConstTensor> c = value.empty() ? std::nullopt : g.constant(value);
   if (c && (c->type != type || !c->is_scalar())) c.reset();
   return c;
@@ -201,7 +202,8 @@ void match_nbits(const GraphIndex& g, const NodeInfo& anchor, GroupMatch& m) {
   if (!m.bias.empty() || !is_op(add, "Add")) return;
   const std::string other = add->input(0) == m.output ? add->input(1) : add->input(0);
   const std::optional<ConstTensor> bias = g.constant(other);
-  if (other == m.output || !bias || bias->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || bias->shape.size() != 1) return;
+  if (other == m.output || !bias || bias->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || bias->shape.size() != 1)
+    return;
   m.bias = other;
   m.nodes.push_back(add);
   m.output = add->outputs.at(0);
@@ -250,9 +252,12 @@ MatchResult match_group(const GraphIndex& g, const NodeInfo& anchor) {
   GroupMatch m;
   m.anchor = &anchor;
   try {
-    if (is_nbits(anchor)) match_nbits(g, anchor, m);
-    else if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm") match_qdq(g, anchor, m);
-    else match_single_node(g, anchor, m);
+    if (is_nbits(anchor))
+      match_nbits(g, anchor, m);
+    else if (anchor.op_type == "MatMul" || anchor.op_type == "Gemm")
+      match_qdq(g, anchor, m);
+    else
+      match_single_node(g, anchor, m);
   } catch (const Declined& d) {
     return d.reason;
   }

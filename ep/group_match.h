@@ -30,19 +30,20 @@ enum class GroupKind { QdqMatMul, QLinearMatMul, MatMulInteger, DynamicMatMulInt
 struct GroupMatch {
   GroupKind kind = GroupKind::QdqMatMul;
   const NodeInfo* anchor = nullptr;
-  std::vector<const NodeInfo*> nodes;  // everything to fuse, anchor included
+  std::vector<const NodeInfo*> nodes;    // everything to fuse, anchor included
   std::string x, x_scale, x_zero_point;  // quantized activation; "" = absent zero point
   std::string x_float;                   // input of a fused DynamicQuantizeLinear or QuantizeLinear; "" = none
-  const NodeInfo* quantize_in = nullptr;  // the activation's QuantizeLinear or DynamicQuantizeLinear (input x_float), if fused
+  const NodeInfo* quantize_in =
+      nullptr;  // the activation's QuantizeLinear or DynamicQuantizeLinear (input x_float), if fused
   const NodeInfo* quantize_out = nullptr;  // the QuantizeLinear of the output, if the group ends in one
-  std::string w, b_scale, b_zero_point;  // the weight (B); MatMulNBits: blob, block scales, packed zero points
-  bool b_dynamic = false;                // B is not a constant: it changes per call
-  bool b_is_nk = false;                  // Gemm transB=1: W is [N, K]
-  int64_t b_axis = 1;                    // the weight DequantizeLinear's axis attribute
-  std::string bias;                      // float bias, or int32 bias with bias_scale
+  std::string w, b_scale, b_zero_point;    // the weight (B); MatMulNBits: blob, block scales, packed zero points
+  bool b_dynamic = false;                  // B is not a constant: it changes per call
+  bool b_is_nk = false;                    // Gemm transB=1: W is [N, K]
+  int64_t b_axis = 1;                      // the weight DequantizeLinear's axis attribute
+  std::string bias;                        // float bias, or int32 bias with bias_scale
   std::string bias_scale;
-  std::string y_scale, y_zero_point;     // QuantizeLinear / QLinearMatMul output
-  std::string output;                    // the group's output value
+  std::string y_scale, y_zero_point;  // QuantizeLinear / QLinearMatMul output
+  std::string output;                 // the group's output value
 };
 
 // Either the group anchored at `anchor`, or why it is declined.

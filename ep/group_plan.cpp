@@ -44,7 +44,8 @@ void require_positive_scales(const ConstTensor& s, const std::string& role) {
 ConstTensor scalar_scale(const GraphIndex& g, const std::string& value, const char* role, bool allow_half) {
   ConstTensor s = need_constant(g, value, role);
   require(is_scale_type(s.type, allow_half), std::string(role) + " '" + value + "' has type " + type_name(s.type));
-  require(s.is_scalar(), std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(s.shape) + ")");
+  require(s.is_scalar(),
+          std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(s.shape) + ")");
   require_positive_scales(s, std::string(role) + " '" + value + "'");
   return s;
 }
@@ -54,7 +55,8 @@ int32_t scalar_zero_point(const GraphIndex& g, const std::string& value, QType t
   if (value.empty()) return 0;
   ConstTensor zp = need_constant(g, value, role);
   require(qtype_of(zp.type) == type, std::string(role) + " '" + value + "' has type " + type_name(zp.type));
-  require(zp.is_scalar(), std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(zp.shape) + ")");
+  require(zp.is_scalar(),
+          std::string(role) + " '" + value + "' is not per-tensor (shape " + shape_string(zp.shape) + ")");
   return zp.as_int(0);
 }
 
@@ -72,9 +74,10 @@ void require_per_channel_count(const ConstTensor& t, int64_t N, const std::strin
 void require_runtime_scalar(const GraphIndex& g, const std::string& value, ONNXTensorElementDataType type,
                             const char* role, bool declared_one = false) {
   const ValueType t = g.type_of(value);
-  require(t.element == type, std::string(role) + " '" + value + "' has type " + type_name(t.element) + "; expected " +
-                                 type_name(type));
-  require(!declared_one || t.shape.has_value(), std::string(role) + " '" + value + "' has an unknown shape; expected one value");
+  require(t.element == type,
+          std::string(role) + " '" + value + "' has type " + type_name(t.element) + "; expected " + type_name(type));
+  require(!declared_one || t.shape.has_value(),
+          std::string(role) + " '" + value + "' has an unknown shape; expected one value");
   bool one = true;
   const std::vector<int64_t> shape = t.shape.value_or(std::vector<int64_t>{});
   for (int64_t d : shape) one = one && (d == 1 || (d < 0 && !declared_one));
@@ -87,10 +90,11 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   require(type.has_value(), "activation '" + m.x + "' has type " + type_name(x.element) + "; expected int8 or uint8");
   plan.x_type = *type;
   require(x.shape.has_value() && x.shape->size() >= plan.x_min_rank && x.shape->size() <= plan.x_max_rank,
-          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
-              std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
+          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) +
+              "; supported ranks are " + std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
   const int64_t k = x.shape->back();
-  require(k < 0 || plan.K < 0 || k == plan.K, "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
+  require(k < 0 || plan.K < 0 || k == plan.K,
+          "activation '" + m.x + "' has K=" + std::to_string(k) + " but the weight has K=" + std::to_string(plan.K));
   if (plan.K < 0) plan.K = k;  // a non-constant B's K declared only on the activation's side
   // Rows per batch entry: a 2-D weight takes every leading dim as rows.
   plan.declared_rows = 1;
@@ -98,9 +102,9 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
     plan.declared_rows = (*x.shape)[i] < 0 || plan.declared_rows < 0 ? -1 : plan.declared_rows * (*x.shape)[i];
   if (!plan.b_batch.empty()) {
     const std::vector<int64_t> x_batch(x.shape->begin(), x.shape->end() - 2);
-    require(batches_may_broadcast(x_batch, plan.b_batch), "activation '" + m.x + "' batch dims " +
-                                                            shape_string(*x.shape) + " do not broadcast with the weight's " +
-                                                            shape_string(plan.b_batch));
+    require(batches_may_broadcast(x_batch, plan.b_batch),
+            "activation '" + m.x + "' batch dims " + shape_string(*x.shape) + " do not broadcast with the weight's " +
+                shape_string(plan.b_batch));
   }
   if (!m.x_float.empty()) {
     const ONNXTensorElementDataType t = g.type_of(m.x_float).element;
@@ -109,8 +113,10 @@ void read_activation(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan) 
   if (m.quantize_in != nullptr && m.quantize_in->op_type == "QuantizeLinear") {  // uint8 with constant parameters
     require(plan.x_type == QType::Uint8, "the fused QuantizeLinear of '" + m.x_float + "' does not produce uint8");
     plan.x_source = ActivationSource::QuantizeLinear;
-    plan.x_quantize.scale = static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));
-    plan.x_quantize.zero_point = scalar_zero_point(g, m.quantize_in->input(2), QType::Uint8, "QuantizeLinear zero point");
+    plan.x_quantize.scale =
+        static_cast<float>(scalar_scale(g, m.quantize_in->input(1), "QuantizeLinear scale", false).as_double(0));
+    plan.x_quantize.zero_point =
+        scalar_zero_point(g, m.quantize_in->input(2), QType::Uint8, "QuantizeLinear zero point");
   } else if (!m.x_float.empty()) {  // a fused DynamicQuantizeLinear: uint8, scale and zero point per call
     plan.x_source = ActivationSource::DynamicQuantizeLinear;
     return;
@@ -185,9 +191,10 @@ void read_weight(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
 // the EP must not run it instead).
 void require_zero_point_like_scale(const GroupMatch& m, const GroupSource& src) {
   const size_t zero_points = src.b_zero_points.size(), scales = src.plan.epilogue.scale.size();
-  require(zero_points == 0 || zero_points == scales,
-          "weight zero point '" + m.b_zero_point + "' has " + std::to_string(zero_points) + " values but weight scale '" +
-              m.b_scale + "' has " + std::to_string(scales) + "; DequantizeLinear needs them shaped alike");
+  require(zero_points == 0 || zero_points == scales, "weight zero point '" + m.b_zero_point + "' has " +
+                                                         std::to_string(zero_points) + " values but weight scale '" +
+                                                         m.b_scale + "' has " + std::to_string(scales) +
+                                                         "; DequantizeLinear needs them shaped alike");
 }
 
 // Per output column n: s_x * s_w[n] for a QDQ group (exact in double).
@@ -212,13 +219,15 @@ void read_bias(const GroupMatch& m, const GraphIndex& g, GroupPlan& plan, size_t
   ConstTensor b = need_constant(g, m.bias, "bias");
   bool row_shaped = b.count() == static_cast<size_t>(plan.N) && !b.shape.empty() && b.shape.size() <= x_rank;
   for (size_t i = 0; row_shaped && i + 1 < b.shape.size(); ++i) row_shaped = b.shape[i] == 1;
-  require(row_shaped, "bias '" + m.bias + "' has shape " + shape_string(b.shape) + "; expected [" + std::to_string(plan.N) + "]");
+  require(row_shaped,
+          "bias '" + m.bias + "' has shape " + shape_string(b.shape) + "; expected [" + std::to_string(plan.N) + "]");
   if (m.bias_scale.empty()) {
     require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "bias '" + m.bias + "' has type " + type_name(b.type));
     for (size_t n = 0; n < b.count(); ++n) plan.epilogue.bias.push_back(b.as_double(n));
     return;
   }
-  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "quantized bias '" + m.bias + "' has type " + type_name(b.type));
+  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
+          "quantized bias '" + m.bias + "' has type " + type_name(b.type));
   ConstTensor s = need_constant(g, m.bias_scale, "bias scale");
   require(is_scale_type(s.type, false), "bias scale '" + m.bias_scale + "' has type " + type_name(s.type));
   require_per_channel_count(s, plan.N, "bias scale '" + m.bias_scale + "'");
@@ -260,7 +269,8 @@ void read_dynamic_scales(const GroupMatch& m, const GraphIndex& g, GroupPlan& pl
   }
   ConstTensor sw = need_constant(g, m.b_scale, "weight scale");
   require_per_tensor_call_operand(plan, sw, "weight scale '" + m.b_scale + "'");
-  require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "weight scale '" + m.b_scale + "' has type " + type_name(sw.type));
+  require(sw.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+          "weight scale '" + m.b_scale + "' has type " + type_name(sw.type));
   require_per_channel_count(sw, plan.N, "weight scale '" + m.b_scale + "'");
   for (size_t n = 0; n < sw.count(); ++n) plan.b_scale.push_back(static_cast<float>(sw.as_double(n)));
   if (auto sx = g.constant(m.x_scale)) {
@@ -324,8 +334,10 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
 
   const ConstTensor b = need_constant(g, m.w, "B");
   const std::vector<int64_t> b_shape{w.N, k_blocks, w.block_size * w.bits / 8};
-  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "B '" + m.w + "' has type " + type_name(b.type) + "; expected uint8");
-  require(b.shape == b_shape, "B '" + m.w + "' has shape " + shape_string(b.shape) + "; expected " + shape_string(b_shape));
+  require(b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
+          "B '" + m.w + "' has type " + type_name(b.type) + "; expected uint8");
+  require(b.shape == b_shape,
+          "B '" + m.w + "' has shape " + shape_string(b.shape) + "; expected " + shape_string(b_shape));
   w.b = static_cast<const uint8_t*>(b.data);
   w.b_bytes = static_cast<int64_t>(b.count());
   src.w = b;
@@ -334,8 +346,9 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
   require(s.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
           "scales '" + m.b_scale + "' have type " + type_name(s.type) + "; only float scales are claimed");
   require(s.shape == std::vector<int64_t>{w.N * k_blocks} || s.shape == std::vector<int64_t>{w.N, k_blocks},
-          "scales '" + m.b_scale + "' have shape " + shape_string(s.shape) + "; expected [" + std::to_string(w.N * k_blocks) +
-              "] or [" + std::to_string(w.N) + "," + std::to_string(k_blocks) + "] (N × blocks)");
+          "scales '" + m.b_scale + "' have shape " + shape_string(s.shape) + "; expected [" +
+              std::to_string(w.N * k_blocks) + "] or [" + std::to_string(w.N) + "," + std::to_string(k_blocks) +
+              "] (N × blocks)");
   w.scales = static_cast<const float*>(s.data);
   w.scale_count = static_cast<int64_t>(s.count());
 
@@ -346,18 +359,21 @@ void read_nbits(const GroupMatch& m, const GraphIndex& g, GroupSource& src) {
             "zero_points '" + m.b_zero_point + "' have type " + type_name(zp.type) + "; packed uint8 ones are claimed");
     require(zp.shape == std::vector<int64_t>{w.N * per_column} || zp.shape == std::vector<int64_t>{w.N, per_column},
             "zero_points '" + m.b_zero_point + "' have shape " + shape_string(zp.shape) + "; expected [" +
-                std::to_string(w.N * per_column) + "] or [" + std::to_string(w.N) + "," + std::to_string(per_column) + "]");
+                std::to_string(w.N * per_column) + "] or [" + std::to_string(w.N) + "," + std::to_string(per_column) +
+                "]");
     w.zero_points = static_cast<const uint8_t*>(zp.data);
     w.zero_point_bytes = static_cast<int64_t>(zp.count());
   }
 
   const ValueType x = g.type_of(m.x);
-  require(x.element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "activation '" + m.x + "' has type " + type_name(x.element));
+  require(x.element == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+          "activation '" + m.x + "' has type " + type_name(x.element));
   require(x.shape.has_value() && x.shape->size() >= plan.x_min_rank && x.shape->size() <= plan.x_max_rank,
-          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) + "; supported ranks are " +
-              std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
-  require(x.shape->back() < 0 || x.shape->back() == w.K,
-          "activation '" + m.x + "' has K=" + std::to_string(x.shape->back()) + " but the node has K=" + std::to_string(w.K));
+          "activation '" + m.x + "' has rank " + std::to_string(x.shape ? x.shape->size() : 0) +
+              "; supported ranks are " + std::to_string(plan.x_min_rank) + " to " + std::to_string(plan.x_max_rank));
+  require(x.shape->back() < 0 || x.shape->back() == w.K, "activation '" + m.x +
+                                                             "' has K=" + std::to_string(x.shape->back()) +
+                                                             " but the node has K=" + std::to_string(w.K));
   read_bias(m, g, plan, x.shape->size());
   const ONNXTensorElementDataType y = g.type_of(m.output).element;
   require(y == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "output '" + m.output + "' has type " + type_name(y));
@@ -386,15 +402,20 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
       read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
       read_qdq_output(m, g, src.plan);
       break;
-    case GroupKind::QLinearMatMul: read_qlinear_scales(m, g, src.plan); break;
-    case GroupKind::MatMulInteger: src.plan.epilogue.kind = OutputKind::Int32; break;
+    case GroupKind::QLinearMatMul:
+      read_qlinear_scales(m, g, src.plan);
+      break;
+    case GroupKind::MatMulInteger:
+      src.plan.epilogue.kind = OutputKind::Int32;
+      break;
     case GroupKind::DynamicMatMulInteger:
       read_dynamic_scales(m, g, src.plan);
       read_bias(m, g, src.plan, g.type_of(m.x).shape->size());
       read_qdq_output(m, g, src.plan);
       src.plan.epilogue.take_float32_steps();  // the chain's operators round after each step
       break;
-    case GroupKind::MatMulNBits: break;  // read above
+    case GroupKind::MatMulNBits:
+      break;  // read above
   }
   return src;
 }

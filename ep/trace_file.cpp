@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/gemm_q8_kernels.h"
 #include "base/utf8.h"
+#include "kernels/gemm_q8_kernels.h"
 
 namespace onebit {
 
@@ -55,8 +55,10 @@ std::string lexically_normal(const std::string& path) {
   std::istringstream in(path);
   for (std::string part; std::getline(in, part, '/');) {
     if (part.empty() || part == ".") continue;
-    if (part != "..") parts.push_back(std::move(part));
-    else if (!parts.empty()) parts.pop_back();
+    if (part != "..")
+      parts.push_back(std::move(part));
+    else if (!parts.empty())
+      parts.pop_back();
   }
   std::string normal;
   for (const std::string& part : parts) normal += "/" + part;
@@ -73,8 +75,8 @@ std::string absolute(const std::string& path) {
   if (!path.starts_with("/")) {
     char cwd[4096];
     if (::getcwd(cwd, sizeof cwd) == nullptr)
-      throw std::invalid_argument("onebit: trace file '" + path + "': cannot resolve against the working directory: " +
-                                  std::strerror(errno));
+      throw std::invalid_argument("onebit: trace file '" + path +
+                                  "': cannot resolve against the working directory: " + std::strerror(errno));
     given = std::string(cwd) + "/" + path;
   }
   // A name ending in "/", "." or ".." is no file: left as given, it is refused when it is created.
@@ -101,8 +103,10 @@ void TraceFile::record(const TraceEvent& event) {
   TraceEvent e = event;
   e.thread = std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000;
   std::lock_guard lock(mutex_);
-  if (events_.size() < kMaxEvents) events_.push_back(e);
-  else ++dropped_;
+  if (events_.size() < kMaxEvents)
+    events_.push_back(e);
+  else
+    ++dropped_;
 }
 
 void TraceFile::write(const Counters& counters) const {
@@ -118,9 +122,9 @@ void TraceFile::write(const Counters& counters) const {
         << (e.on_device ? "device" : "host") << "\",\"ph\":\"X\",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
         << ",\"pid\":" << pid << ",\"tid\":" << e.thread << ",\"args\":{\"node\":" << npu::json_string(e.node)
         << ",\"K\":" << e.K << ",\"N\":" << e.N << ",\"rows\":" << e.rows << ",\"route\":\""
-        << (e.on_device ? "device" : "host") << "\",\"reason\":" << npu::json_string(e.reason) << ",\"launches\":" << e.launches
-        << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes << ",\"c_whole\":"
-        << (e.c_whole ? "true" : "false");
+        << (e.on_device ? "device" : "host") << "\",\"reason\":" << npu::json_string(e.reason)
+        << ",\"launches\":" << e.launches << ",\"a_bytes\":" << e.a_bytes << ",\"c_bytes\":" << e.c_bytes
+        << ",\"c_whole\":" << (e.c_whole ? "true" : "false");
     // JSON has no inf or NaN: a time that is not a finite number is left out.
     if (std::isfinite(e.device_us) && e.device_us >= 0) out << ",\"device_us\":" << e.device_us;
     if (std::isfinite(e.modelled_us) && e.modelled_us >= 0) out << ",\"modelled_us\":" << e.modelled_us;

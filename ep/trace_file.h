@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/counters.h"
 #include "base/regular_file.h"
+#include "engine/counters.h"
 
 namespace onebit {
 
@@ -24,7 +24,7 @@ struct TraceEvent {
   bool c_whole = false;
   double device_us = -1;    // a device call: its device part as measured (A upload + launches + C sync)
   double modelled_us = -1;  // a device call under a cost model: that part's modelled time on that hardware
-  uint64_t thread = 0;  // set by record(): the thread that ran the call
+  uint64_t thread = 0;      // set by record(): the thread that ran the call
 };
 
 // Microseconds at `at` on a clock shared by every event of the process.
@@ -35,8 +35,8 @@ class TraceFile {
   // Creates (or empties) the file now, so a bad path fails session creation with its errno; a
   // relative path is resolved against the working directory of this moment. A second session
   // of the process given the same file, by whatever spelling ("t.json", "./t.json", a linked
-  // folder), writes <stem>.2.json, and so on; a refused path takes no number. Throws std::invalid_argument naming the path and the errno.
-  // cost_model: the modelled generation the events' modelled_us are for (empty: none).
+  // folder), writes <stem>.2.json, and so on; a refused path takes no number. Throws std::invalid_argument naming the
+  // path and the errno. cost_model: the modelled generation the events' modelled_us are for (empty: none).
   explicit TraceFile(const std::string& path, std::string cost_model = {});
 
   // Thread-safe; events past kMaxEvents are dropped (and counted in the file).

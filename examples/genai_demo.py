@@ -11,6 +11,7 @@ SmolLM2 builder writes: `python models/build_smollm2.py` prints the model folder
 Needs: pip install onnxruntime-ep-onebit onnxruntime-genai  (genai 0.10 or newer loads plugin EPs;
 tested with 0.17.1 on onnxruntime 1.30).
 `--cpu` runs ORT's CPU EP instead, for comparison."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,10 @@ def import_genai():
     except ImportError as e:
         raise SystemExit(f"error: onnxruntime-genai is not installed ({e}): pip install onnxruntime-genai") from None
     if not hasattr(og, "register_execution_provider_library"):  # genai 0.10 added it
-        raise SystemExit(f"error: onnxruntime-genai {og.__version__} cannot load plugin EPs; "
-                         f"this demo needs 0.10 or newer: pip install -U onnxruntime-genai")
+        raise SystemExit(
+            f"error: onnxruntime-genai {og.__version__} cannot load plugin EPs; "
+            f"this demo needs 0.10 or newer: pip install -U onnxruntime-genai"
+        )
     return og
 
 
@@ -68,8 +71,9 @@ def main() -> int:
         config.set_provider_option(EP_NAME, "trace", "1")  # the counter line at session release
     model = og.Model(config)
     tokenizer = og.Tokenizer(model)
-    prompt = tokenizer.apply_chat_template(json.dumps([{"role": "user", "content": args.prompt}]),
-                                           add_generation_prompt=True)
+    prompt = tokenizer.apply_chat_template(
+        json.dumps([{"role": "user", "content": args.prompt}]), add_generation_prompt=True
+    )
     ids = tokenizer.encode(prompt)
 
     params = og.GeneratorParams(model)
@@ -86,8 +90,11 @@ def main() -> int:
         print(stream.decode(generator.get_next_tokens()[0]), end="", flush=True)
     done = time.perf_counter()
     print()
-    print(f"{'ORT CPU EP' if args.cpu else EP_NAME}: prompt {len(ids)} tokens in {(prefilled - started) * 1e3:.0f} ms, "
-          f"{new_tokens} new tokens at {new_tokens / (done - prefilled):.1f} tokens/s", flush=True)
+    print(
+        f"{'ORT CPU EP' if args.cpu else EP_NAME}: prompt {len(ids)} tokens in {(prefilled - started) * 1e3:.0f} ms, "
+        f"{new_tokens} new tokens at {new_tokens / (done - prefilled):.1f} tokens/s",
+        flush=True,
+    )
     del generator, model  # releases the session: the EP prints its counters
     return 0
 

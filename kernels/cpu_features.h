@@ -7,10 +7,10 @@
 namespace onebit {
 
 struct CpuFeatures {
-  bool avx2 = false;        // AVX2 with the ymm state enabled by the OS
-  bool avx_vnni = false;    // VEX-encoded vpdpbusd on ymm (AVX-VNNI), ymm state enabled
-  bool avx512 = false;      // AVX-512 F, BW and VL, with the zmm and mask states enabled
-  bool avx512_vnni = false; // the same and AVX-512 VNNI
+  bool avx2 = false;         // AVX2 with the ymm state enabled by the OS
+  bool avx_vnni = false;     // VEX-encoded vpdpbusd on ymm (AVX-VNNI), ymm state enabled
+  bool avx512 = false;       // AVX-512 F, BW and VL, with the zmm and mask states enabled
+  bool avx512_vnni = false;  // the same and AVX-512 VNNI
 };
 
 // Read once per process.

@@ -116,20 +116,21 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i quantize16(__m5
 
 // quantize16 over x; the clamped integral values narrow to bytes with vpmovusdb.
 __attribute__((target("avx512f"))) void quantize_avx512(const float* x, size_t count, float scale, float zero_point,
-                                                       uint8_t* x_q) {
+                                                        uint8_t* x_q) {
   const __m512 s = _mm512_set1_ps(scale);
   const __m512 zp = _mm512_set1_ps(zero_point);
   size_t i = 0;
   for (; i + 16 <= count; i += 16)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + i), _mm512_cvtusepi32_epi8(quantize16(_mm512_loadu_ps(x + i), s, zp)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x_q + i),
+                     _mm512_cvtusepi32_epi8(quantize16(_mm512_loadu_ps(x + i), s, zp)));
   quantize(x + i, count - i, scale, zero_point, x_q + i);
 }
 
 // quantize16 on one row of K values, stored as bytes into `row` (and x_q when
 // not null) with the row's sum; the tail in masked lanes, whose values stay out of the sum.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) int32_t quantize_row_avx512(const float* x, int64_t K, float scale,
-                                                                                float zero_point, uint8_t* row,
-                                                                                uint8_t* x_q) {
+                                                                                 float zero_point, uint8_t* row,
+                                                                                 uint8_t* x_q) {
   const __m512 s = _mm512_set1_ps(scale);
   const __m512 zp = _mm512_set1_ps(zero_point);
   __m512i sum = _mm512_setzero_si512();
@@ -156,7 +157,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) int32_t quantize_row_avx512
 // quantize() on 8 lanes as int32: the same vdivps, round to nearest even, + zero point, max(q, 0)
 // (NaN -> 0: vmaxps returns its second operand), min 255.
 __attribute__((target("avx2"), always_inline)) inline __m256i quantize8_avx2(const float* x, __m256 scale,
-                                                                            __m256 zero_point) {
+                                                                             __m256 zero_point) {
   const __m256 q = _mm256_add_ps(
       _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x), scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
       zero_point);
@@ -166,7 +167,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i quantize8_avx2(con
 // 16 values as int16 in order; vpackssdw packs within 128-bit lanes (x0-3 x8-11 x4-7 x12-15),
 // vpermq puts them back.
 __attribute__((target("avx2"), always_inline)) inline __m256i quantize16_avx2(const float* x, __m256 scale,
-                                                                             __m256 zero_point) {
+                                                                              __m256 zero_point) {
   return _mm256_permute4x64_epi64(
       _mm256_packs_epi32(quantize8_avx2(x, scale, zero_point), quantize8_avx2(x + 8, scale, zero_point)), 0xD8);
 }
@@ -232,13 +233,14 @@ void quantize_rows_in_two_passes(const float* x, int64_t m_begin, int64_t m_end,
 }
 
 // Quads on an AVX-512 CPU, where uint8 values are stored as they are: one pass.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_rows_avx512(const float* x, int64_t m_begin, int64_t m_end,
-                                                            float scale, int32_t zero_point, PreparedActivation& a,
-                                                            uint8_t* x_q) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_rows_avx512(const float* x, int64_t m_begin,
+                                                                               int64_t m_end, float scale,
+                                                                               int32_t zero_point,
+                                                                               PreparedActivation& a, uint8_t* x_q) {
   for (int64_t m = m_begin; m < m_end; ++m) {
     uint8_t* row = a.quads.data() + m * a.row_stride;
     a.row_sum[static_cast<size_t>(m)] = quantize_row_avx512(x + m * a.K, a.K, scale, static_cast<float>(zero_point),
-                                                           row, x_q != nullptr ? x_q + m * a.K : nullptr);
+                                                            row, x_q != nullptr ? x_q + m * a.K : nullptr);
     std::fill(row + a.K, row + a.row_stride, uint8_t{0});
   }
 }
@@ -246,7 +248,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_rows_avx512(c
 }  // namespace
 
 void quantize_linear(const float* x, size_t count, float scale, int32_t zero_point, uint8_t* x_q) {
-  static const auto run = cpu_features().avx512 ? quantize_avx512 : cpu_features().avx2 ? quantize_avx2 : quantize_portable;
+  static const auto run = cpu_features().avx512 ? quantize_avx512
+                          : cpu_features().avx2 ? quantize_avx2
+                                                : quantize_portable;
   run(x, count, scale, static_cast<float>(zero_point), x_q);
 }
 

@@ -34,8 +34,10 @@ struct Factors {
     per_column = s.size() > 1;
   }
   static const std::vector<F>& pick(const std::vector<double>& d, const std::vector<float>& f) {
-    if constexpr (std::is_same_v<F, float>) return f;
-    else return d;
+    if constexpr (std::is_same_v<F, float>)
+      return f;
+    else
+      return d;
   }
 };
 
@@ -80,8 +82,10 @@ bool is_power_of_two(F v) {
 
 template <typename F, typename T>
 [[gnu::always_inline]] inline void requantize_to(const Epilogue& e, const int32_t* acc, Columns c, T* out) {
-  if (is_power_of_two(F(e.y_scale))) requantize<F, T, true>(e, acc, c, out);
-  else requantize<F, T, false>(e, acc, c, out);
+  if (is_power_of_two(F(e.y_scale)))
+    requantize<F, T, true>(e, acc, c, out);
+  else
+    requantize<F, T, false>(e, acc, c, out);
 }
 
 template <typename F>
@@ -103,16 +107,25 @@ template <typename F>
 template <typename F>
 [[gnu::always_inline]] inline void apply_in(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
   switch (e.kind) {
-    case OutputKind::Float32: dequantize<F>(e, acc, c, static_cast<float*>(out)); break;
-    case OutputKind::Int8: requantize_to<F>(e, acc, c, static_cast<int8_t*>(out)); break;
-    case OutputKind::Uint8: requantize_to<F>(e, acc, c, static_cast<uint8_t*>(out)); break;
-    case OutputKind::Int32: break;
+    case OutputKind::Float32:
+      dequantize<F>(e, acc, c, static_cast<float*>(out));
+      break;
+    case OutputKind::Int8:
+      requantize_to<F>(e, acc, c, static_cast<int8_t*>(out));
+      break;
+    case OutputKind::Uint8:
+      requantize_to<F>(e, acc, c, static_cast<uint8_t*>(out));
+      break;
+    case OutputKind::Int32:
+      break;
   }
 }
 
 [[gnu::always_inline]] inline void apply_converting(const Epilogue& e, const int32_t* acc, Columns c, void* out) {
-  if (e.float32_steps) apply_in<float>(e, acc, c, out);
-  else apply_in<double>(e, acc, c, out);
+  if (e.float32_steps)
+    apply_in<float>(e, acc, c, out);
+  else
+    apply_in<double>(e, acc, c, out);
 }
 
 void apply_baseline(const Epilogue& e, const int32_t* acc, Columns c, void* out) { apply_converting(e, acc, c, out); }
@@ -123,7 +136,7 @@ __attribute__((target("avx2"))) void apply_avx2(const Epilogue& e, const int32_t
 
 // zmm: fewer instructions per element, so a faster epilogue where the CPU has AVX-512.
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw"))) void apply_avx512(const Epilogue& e, const int32_t* acc,
-                                                                           Columns c, void* out) {
+                                                                            Columns c, void* out) {
   apply_converting(e, acc, c, out);
 }
 
@@ -146,9 +159,11 @@ bool Epilogue::fused_float_output(void* y, FusedFloatOutput& fused) const {
 size_t output_element_size(OutputKind kind) {
   switch (kind) {
     case OutputKind::Float32:
-    case OutputKind::Int32: return 4;
+    case OutputKind::Int32:
+      return 4;
     case OutputKind::Int8:
-    case OutputKind::Uint8: return 1;
+    case OutputKind::Uint8:
+      return 1;
   }
   return 0;
 }

@@ -21,8 +21,8 @@ namespace onebit {
 struct Epilogue {
   OutputKind kind = OutputKind::Float32;
   bool float32_steps = false;
-  std::vector<double> scale;  // 1 (per tensor) or N values
-  std::vector<double> bias;   // empty or N values
+  std::vector<double> scale;   // 1 (per tensor) or N values
+  std::vector<double> bias;    // empty or N values
   std::vector<float> scale32;  // with float32_steps: 1 or N values
   std::vector<float> bias32;   // with float32_steps: empty or N values
   double y_scale = 1.0;

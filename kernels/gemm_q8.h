@@ -35,8 +35,8 @@ struct PackedWeights {
   int64_t N = 0;
   KGroup group = KGroup::Pairs;
   std::vector<int8_t, HugePageAllocator<int8_t>> blocks;  // n_blocks() × block_bytes()
-  std::vector<int32_t> zero_point;  // per column
-  std::vector<int32_t> col_sum;     // sum over k of the shifted w[k][n]
+  std::vector<int32_t> zero_point;                        // per column
+  std::vector<int32_t> col_sum;                           // sum over k of the shifted w[k][n]
 
   int64_t group_size() const { return static_cast<int64_t>(group); }
   int64_t k_padded() const { return (K + group_size() - 1) / group_size() * group_size(); }
@@ -45,7 +45,8 @@ struct PackedWeights {
   // The shifted value of w[k][n] (k < K, n < N).
   int8_t at(int64_t k, int64_t n) const {
     const int64_t g = group_size();
-    return blocks[static_cast<size_t>((n / kBlockN) * block_bytes() + (k / g) * g * kBlockN + (n % kBlockN) * g + k % g)];
+    return blocks[static_cast<size_t>((n / kBlockN) * block_bytes() + (k / g) * g * kBlockN + (n % kBlockN) * g +
+                                      k % g)];
   }
 };
 
@@ -55,9 +56,8 @@ KGroup selected_k_group();
 // w points at K×N (or N×K when w_is_nk) values of type `type`. zero_points holds 1 value
 // (per tensor) or N values (per output column); null means zero. Packs for `group` only, so a
 // session holds one copy of the weights.
-PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
-                           const int32_t* zero_points, int64_t zero_point_count,
-                           KGroup group = selected_k_group());
+PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk, const int32_t* zero_points,
+                           int64_t zero_point_count, KGroup group = selected_k_group());
 // Whether pack_weights of these operands in p's grouping gives p, read back value by value (one
 // pass, no copy): how a shared packing is matched against a weight it was not packed from.
 bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
@@ -66,7 +66,7 @@ bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int6
 struct Activation {
   const void* data = nullptr;  // M×K row-major
   QType type = QType::Int8;
-  int32_t zero_point = 0;      // unshifted, as in the model
+  int32_t zero_point = 0;  // unshifted, as in the model
   int64_t M = 0;
 };
 
@@ -79,8 +79,8 @@ struct PreparedActivation {
   KGroup group = KGroup::Pairs;
   int64_t M = 0;
   int64_t K = 0;
-  int64_t row_stride = 0;  // elements per row (K rounded up to the group)
-  int32_t zero_point = 0;  // shifted like the values
+  int64_t row_stride = 0;      // elements per row (K rounded up to the group)
+  int32_t zero_point = 0;      // shifted like the values
   std::vector<int16_t> pairs;  // M × row_stride when group == Pairs, else empty
   std::vector<uint8_t> quads;  // M × row_stride when group == Quads, else empty
   std::vector<int32_t> row_sum;
@@ -124,8 +124,8 @@ struct FusedFloatOutput {
 // prepared in another grouping (tests, tools) get the portable kernel, which reads either.
 // With `fused`, a kernel that fuses float outputs (gemm_q8_fuses_float_output()) writes y there
 // and leaves acc untouched; the others ignore it and fill acc.
-void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                    int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused = nullptr);
+void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                    int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused = nullptr);
 // Whether gemm_q8_blocks honours `fused` for these operands (a fusing kernel is selected and they
 // are prepared for it).
 bool gemm_q8_fuses_float_output(const PreparedActivation& x, const PackedWeights& w);

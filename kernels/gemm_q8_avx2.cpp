@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 gemm_q8 on operands grouped in k pairs. Each k pair of an activation row is broadcast as two int16 and multiplied with
-// 8 columns × the same k pair of the weights by vpmaddwd, which sums the two int16 products
-// into int32 exactly — unlike vpmaddubsw, whose 16-bit pair sums saturate. A register block is
-// up to 6 rows × 16 columns (12 accumulators); the weight block (K × 16 bytes) stays in cache
-// while the row blocks pass over it. One row (decode) reads four column blocks side by side: four
-// streams from memory in flight instead of one. Built with target attributes, not -mavx2, so no
-// AVX2 code can leak into functions shared with the portable path.
+// AVX2 gemm_q8 on operands grouped in k pairs. Each k pair of an activation row is broadcast as two int16 and
+// multiplied with 8 columns × the same k pair of the weights by vpmaddwd, which sums the two int16 products into int32
+// exactly — unlike vpmaddubsw, whose 16-bit pair sums saturate. A register block is up to 6 rows × 16 columns (12
+// accumulators); the weight block (K × 16 bytes) stays in cache while the row blocks pass over it. One row (decode)
+// reads four column blocks side by side: four streams from memory in flight instead of one. Built with target
+// attributes, not -mavx2, so no AVX2 code can leak into functions shared with the portable path.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -61,8 +60,7 @@ ONEBIT_AVX2 inline void dot_block(const int16_t* x, int64_t x_stride, const int8
   for (; p + kStep <= k_pairs; p += kStep) {
     // Every step, though a line holds two pairs: with a parity test here the compiler unrolled
     // the loop and spilled accumulators to the stack.
-    if (kFirstPass)
-      _mm_prefetch(reinterpret_cast<const char*>(block + p * 32 + kPrefetchBytes), _MM_HINT_T0);
+    if (kFirstPass) _mm_prefetch(reinterpret_cast<const char*>(block + p * 32 + kPrefetchBytes), _MM_HINT_T0);
     for (int s = 0; s < kStep; ++s) madd_block_pair<MR>(acc[s], x, x_stride, p + s, block + (p + s) * 32);
   }
   if (p < k_pairs) madd_block_pair<MR>(acc[0], x, x_stride, p, block + p * 32);
@@ -81,12 +79,24 @@ template <bool kFirstPass>
 ONEBIT_AVX2 void dot_rows(int rows, const int16_t* x, int64_t x_stride, const int8_t* block, int64_t k_pairs,
                           int32_t (&dots)[kMaxRows][kBlockN]) {
   switch (rows) {
-    case 1: dot_block<1, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
-    case 2: dot_block<2, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
-    case 3: dot_block<3, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
-    case 4: dot_block<4, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
-    case 5: dot_block<5, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
-    default: dot_block<6, kFirstPass>(x, x_stride, block, k_pairs, dots); break;
+    case 1:
+      dot_block<1, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
+    case 2:
+      dot_block<2, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
+    case 3:
+      dot_block<3, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
+    case 4:
+      dot_block<4, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
+    case 5:
+      dot_block<5, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
+    default:
+      dot_block<6, kFirstPass>(x, x_stride, block, k_pairs, dots);
+      break;
   }
 }
 
@@ -126,8 +136,7 @@ inline void fold_block_row(const int32_t (&dots)[kBlockN], int32_t row_sum, cons
 }  // namespace
 
 ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                                     int64_t block_end, int32_t* acc, int64_t acc_stride,
-                                     const FusedFloatOutput*) {
+                                     int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput*) {
   const int64_t k_pairs = w.k_padded() / 2;
   int32_t dots[kMaxRows][kBlockN];
   if (x.M == 1) {
@@ -150,8 +159,10 @@ ONEBIT_AVX2 void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWe
     for (int64_t m0 = 0; m0 < x.M; m0 += kMaxRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, x.M - m0));
       const int16_t* rows_x = x.pairs.data() + m0 * x.row_stride;
-      if (m0 == 0) dot_rows<true>(rows, rows_x, x.row_stride, block, k_pairs, dots);
-      else dot_rows<false>(rows, rows_x, x.row_stride, block, k_pairs, dots);
+      if (m0 == 0)
+        dot_rows<true>(rows, rows_x, x.row_stride, block, k_pairs, dots);
+      else
+        dot_rows<false>(rows, rows_x, x.row_stride, block, k_pairs, dots);
       for (int r = 0; r < rows; ++r)
         fold_block_row(dots[r], x.row_sum[static_cast<size_t>(m0 + r)], x, w, n0, acc + (m0 + r) * acc_stride + n0);
     }

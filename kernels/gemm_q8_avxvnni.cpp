@@ -20,8 +20,8 @@
 
 namespace onebit {
 
-void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                            int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
+void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                            int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   gemm_q8_blocks_vnni<Ymm</*kEvex=*/false>>(x, w, block_begin, block_end, acc, acc_stride, fused);
 }
 

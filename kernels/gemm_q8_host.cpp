@@ -71,7 +71,8 @@ bool prepared_for(const HostKernel& kernel, const PreparedActivation& x, const P
 void gemm_q8_blocks(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
                     int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   const HostKernel& kernel = selected_host_kernel();
-  (prepared_for(kernel, x, w) ? kernel.run : gemm_q8_blocks_portable)(x, w, block_begin, block_end, acc, acc_stride, fused);
+  (prepared_for(kernel, x, w) ? kernel.run : gemm_q8_blocks_portable)(x, w, block_begin, block_end, acc, acc_stride,
+                                                                      fused);
 }
 
 bool gemm_q8_fuses_float_output(const PreparedActivation& x, const PackedWeights& w) {

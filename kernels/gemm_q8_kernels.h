@@ -18,22 +18,22 @@ void gemm_q8_blocks_portable(const PreparedActivation& x, const PackedWeights& w
                              int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput*);
 
 // AVX2, k pairs (vpmaddwd on int16 pairs: exact, no pair-sum saturation).
-void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                         int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput*);
+void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                         int32_t* acc, int64_t acc_stride, const FusedFloatOutput*);
 
 // VNNI, k quads (vpdpbusd: uint8 × int8, four products into int32, exact): zmm with AVX-512
 // VNNI, ymm with AVX-VNNI (VEX).
 void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                                int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
-void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                            int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
+void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                            int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
 
 struct HostKernel {
-  const char* name;      // as ONEBIT_KERNEL spells it
-  KGroup group;          // how its operands are packed and prepared
+  const char* name;  // as ONEBIT_KERNEL spells it
+  KGroup group;      // how its operands are packed and prepared
   GemmBlocksKernel run;
   bool fuses_float_output;  // honours FusedFloatOutput (the VNNI kernels)
-  bool (*available)();   // whether this CPU and OS can run it
+  bool (*available)();      // whether this CPU and OS can run it
 };
 
 // Every kernel, fastest first; the last one (portable) runs everywhere.

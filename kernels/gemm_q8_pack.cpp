@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "kernels/gemm_q8.h"
-
 #include <algorithm>
+
+#include "kernels/gemm_q8.h"
 
 namespace onebit {
 
@@ -37,8 +37,10 @@ void for_each_value(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shif
 template <typename Visit>
 void for_each_value(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk, Visit&& visit) {
   const int32_t shift = shift_for(type);
-  if (type == QType::Uint8) for_each_value(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, visit);
-  else for_each_value(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, visit);
+  if (type == QType::Uint8)
+    for_each_value(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, visit);
+  else
+    for_each_value(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, visit);
 }
 
 int32_t packed_zero_point(QType type, const int32_t* zero_points, int64_t zero_point_count, int64_t n) {
@@ -48,8 +50,8 @@ int32_t packed_zero_point(QType type, const int32_t* zero_points, int64_t zero_p
 
 }  // namespace
 
-PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
-                           const int32_t* zero_points, int64_t zero_point_count, KGroup group) {
+PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk, const int32_t* zero_points,
+                           int64_t zero_point_count, KGroup group) {
   PackedWeights p;
   p.K = K;
   p.N = N;
@@ -74,7 +76,8 @@ bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int6
     if (p.zero_point[static_cast<size_t>(n)] != packed_zero_point(type, zero_points, zero_point_count, n)) return false;
   const BlockIndex index(p);
   bool same = true;  // the padding is zero in both, and the column sums follow from the values
-  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) { same &= p.blocks[index(k, n)] == value; });
+  for_each_value(w, type, K, N, w_is_nk,
+                 [&](int64_t k, int64_t n, int8_t value) { same &= p.blocks[index(k, n)] == value; });
   return same;
 }
 
@@ -135,8 +138,10 @@ void shape_prepared_activation(int64_t M, int64_t K, QType type, int32_t zero_po
 
 void store_prepared_rows(const Activation& rows, int64_t first_row, PreparedActivation& a) {
   const int32_t offset = prepared_value_offset(rows.type, a.group);
-  if (a.group == KGroup::Pairs) store_rows(rows, first_row, offset, a.pairs, a);
-  else store_rows(rows, first_row, offset, a.quads, a);
+  if (a.group == KGroup::Pairs)
+    store_rows(rows, first_row, offset, a.pairs, a);
+  else
+    store_rows(rows, first_row, offset, a.quads, a);
 }
 
 void prepare_activation(const Activation& x, int64_t K, KGroup group, PreparedActivation& a) {

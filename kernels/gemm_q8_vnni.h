@@ -110,7 +110,7 @@ inline void dpbusd_quad(typename V::Reg (&acc)[MR][NB * kRegsPerBlock<V>], const
 // Where a tile's accumulators go, and what folds the zero points out of its raw dot products:
 // acc = dot - zw[n]·rowsum[m] - (zx·colsum[n] - K·zx·zw[n]), in wrapping int32 lanes.
 struct TileOut {
-  int32_t* acc;            // at the tile's first row and column
+  int32_t* acc;  // at the tile's first row and column
   int64_t acc_stride;
   // With a fused float output: y, and the scale and bias, at the tile's first row and column
   // (scale at its first value when per tensor); y null: acc is written instead.
@@ -123,8 +123,8 @@ struct TileOut {
   const int32_t* col_sum;  // at its first column
   int32_t zx;
   int64_t K;
-  int64_t columns;         // of the tile inside the matrix (fewer than NB blocks at its right edge)
-  bool stream = false;     // y with streaming stores (FusedFloatOutput::stream)
+  int64_t columns;      // of the tile inside the matrix (fewer than NB blocks at its right edge)
+  bool stream = false;  // y with streaming stores (FusedFloatOutput::stream)
 };
 
 // Folds and stores the accumulators of MR rows × NB blocks (or, with out.y, the float output they
@@ -154,8 +154,10 @@ inline void store_tile(const typename V::Reg (&sum)[MR][NB * kRegsPerBlock<V>], 
           typename V::FReg y = V::fmul(V::to_float(acc), scale[c]);
           if (out.bias != nullptr) y = V::fadd(y, bias[c]);
           float* at = out.y + r * out.acc_stride + c * V::kLanes;
-          if (out.stream) V::fstream(at, y);
-          else V::fstore(at, y);
+          if (out.stream)
+            V::fstream(at, y);
+          else
+            V::fstore(at, y);
         }
       }
       return;
@@ -236,8 +238,18 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
   const int8_t* block = w.blocks.data() + b * w.block_bytes();
   const int64_t k_quads = w.k_padded() / 4;
   const int64_t n0 = b * kBlockN;
-  TileOut out{acc + m0 * acc_stride + n0, acc_stride, nullptr, nullptr, false, nullptr, x.row_sum.data() + m0,
-              w.zero_point.data() + n0, w.col_sum.data() + n0, x.zero_point, w.K, std::min(NB * kBlockN, w.N - n0)};
+  TileOut out{acc + m0 * acc_stride + n0,
+              acc_stride,
+              nullptr,
+              nullptr,
+              false,
+              nullptr,
+              x.row_sum.data() + m0,
+              w.zero_point.data() + n0,
+              w.col_sum.data() + n0,
+              x.zero_point,
+              w.K,
+              std::min(NB * kBlockN, w.N - n0)};
   if (fused != nullptr) {
     out.y = fused->y + m0 * acc_stride + n0;
     out.scale = fused->scale + (fused->per_column ? n0 : 0);
@@ -251,8 +263,8 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
 // Decode (M ≤ kGemvRows): every row in one pass over the weights, a block at a time (one
 // sequential stream). Prefill: tiles of kGemmRows rows × kGemmBlocks blocks.
 template <class V>
-void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
-                         int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
+void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                         int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
   constexpr int kGemvRows = VnniTiles<V::kLanes>::kGemvRows;
   constexpr int kGemmRows = VnniTiles<V::kLanes>::kGemmRows;
   constexpr int kGemmBlocks = VnniTiles<V::kLanes>::kGemmBlocks;
@@ -269,7 +281,8 @@ void gemm_q8_blocks_vnni(const PreparedActivation& x, const PackedWeights& w, in
       if (whole_tile) {
         gemm_tile<V, kGemmRows, kGemmBlocks>(x, w, m0, rows, b, acc, acc_stride, fused);
       } else {
-        for (int64_t tail = b; tail < block_end; ++tail) gemm_tile<V, kGemmRows, 1>(x, w, m0, rows, tail, acc, acc_stride, fused);
+        for (int64_t tail = b; tail < block_end; ++tail)
+          gemm_tile<V, kGemmRows, 1>(x, w, m0, rows, tail, acc, acc_stride, fused);
       }
     }
   }

@@ -73,22 +73,21 @@ bool packs_to(const PackedNBits& p, const NBitsWeights& w);
 // zeros to whole blocks, with each block's Σq (the zero-point correction).
 struct BlockQuantizedActivation {
   int64_t M = 0, K = 0, block_size = 32;
-  std::vector<int8_t> q;        // M × k_blocks·block_size
-  std::vector<float> scale;     // M × k_blocks
-  std::vector<int32_t> sum;     // M × k_blocks
+  std::vector<int8_t> q;     // M × k_blocks·block_size
+  std::vector<float> scale;  // M × k_blocks
+  std::vector<int32_t> sum;  // M × k_blocks
 
   int64_t k_blocks() const { return (K + block_size - 1) / block_size; }
   int64_t row_stride() const { return k_blocks() * block_size; }
 };
 
 // x: M×K floats, row-major. Reuses the storage `a` has.
-void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t block_size,
-                                BlockQuantizedActivation& a);
+void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t block_size, BlockQuantizedActivation& a);
 
 // y[m][n] for the columns of tiles [tile_begin, tile_end), at y[m·y_stride + n] (n counted from
 // column 0); bias: N floats or null. Runs the kernel selected for this process.
-void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
-                     int64_t tile_end, const float* bias, float* y, int64_t y_stride);
+void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
+                     const float* bias, float* y, int64_t y_stride);
 
 // The whole M×N product: quantizes x (M×K), then every tile into y (M×N).
 void gemm_w4a8(const float* x, int64_t M, const PackedNBits& w, const float* bias, float* y);

@@ -29,8 +29,8 @@ struct MaddubsDot {
 
 }  // namespace
 
-void gemm_w4a8_tiles_avx2(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
-                          int64_t tile_end, const float* bias, float* y, int64_t y_stride) {
+void gemm_w4a8_tiles_avx2(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
+                          const float* bias, float* y, int64_t y_stride) {
   gemm_w4a8_tiles_ymm<MaddubsDot>(x, w, tile_begin, tile_end, bias, y, y_stride);
 }
 

@@ -15,8 +15,8 @@ using W4A8TilesKernel = void (*)(const BlockQuantizedActivation&, const PackedNB
 void gemm_w4a8_tiles_portable(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                               int64_t tile_end, const float* bias, float* y, int64_t y_stride);
 // AVX2: vpmaddubsw on unsigned nibbles × int8 activations (exact: 2·15·127 < 2^15).
-void gemm_w4a8_tiles_avx2(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
-                          int64_t tile_end, const float* bias, float* y, int64_t y_stride);
+void gemm_w4a8_tiles_avx2(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
+                          const float* bias, float* y, int64_t y_stride);
 void gemm_w4a8_tiles_avxvnni(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                              int64_t tile_end, const float* bias, float* y, int64_t y_stride);
 void gemm_w4a8_tiles_avx512vnni(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,

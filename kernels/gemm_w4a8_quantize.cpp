@@ -55,7 +55,8 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* x, int64_t M, in
       const float* in = x + m * K + b * block_size;
       const int64_t count = std::min(block_size, K - b * block_size), whole = count / 8 * 8;
       __m256 vmax = _mm256_setzero_ps();
-      for (int64_t i = 0; i < whole; i += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(in + i), magnitude));
+      for (int64_t i = 0; i < whole; i += 8)
+        vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(in + i), magnitude));
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, vmax);
       float amax = *std::max_element(lanes, lanes + 8);
@@ -100,8 +101,7 @@ void quantize_activation_blocks_portable(const float* x, int64_t M, int64_t K, i
   }
 }
 
-void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t block_size,
-                                BlockQuantizedActivation& a) {
+void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t block_size, BlockQuantizedActivation& a) {
   (cpu_features().avx2 ? quantize_avx2 : quantize_activation_blocks_portable)(x, M, K, block_size, a);
 }
 

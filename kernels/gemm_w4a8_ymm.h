@@ -73,8 +73,8 @@ inline void chunk(const uint8_t* w, const int8_t* const (&x)[MR], int64_t k, __m
 
 // MR rows (from m0) × the NT tiles `tile_index` over all k-blocks, into y (+ bias).
 template <class Dot, int kBits, bool kZeroPoints, int MR, int NT>
-void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits& w, const int64_t (&tile_index)[NT],
-                            int64_t m0, const float* bias, float* y, int64_t y_stride) {
+void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits& w, const int64_t (&tile_index)[NT], int64_t m0,
+                const float* bias, float* y, int64_t y_stride) {
   const int64_t k_blocks = w.k_blocks(), bs = w.block_size, stride = w.block_stride();
   const int64_t weight_bytes = w.weight_bytes(), chunk_bytes = 16 * kW4A8TileN * kBits / 8;
   const uint8_t* tile[NT];
@@ -106,8 +106,8 @@ void tiles_rows(const BlockQuantizedActivation& x, const PackedNBits& w, const i
       }
       for (int r = 0; r < MR; ++r) {
         const int32_t sum = x.sum[static_cast<size_t>((m0 + r) * k_blocks + b)];
-        const __m256i correction = kZeroPoints ? _mm256_mullo_epi32(zp, _mm256_set1_epi32(sum))
-                                               : _mm256_set1_epi32(sum * (1 << (kBits - 1)));
+        const __m256i correction =
+            kZeroPoints ? _mm256_mullo_epi32(zp, _mm256_set1_epi32(sum)) : _mm256_set1_epi32(sum * (1 << (kBits - 1)));
         const __m256 d = _mm256_cvtepi32_ps(_mm256_sub_epi32(dot[t][r], correction));
         const __m256 scale =
             _mm256_mul_ps(_mm256_set1_ps(x.scale[static_cast<size_t>((m0 + r) * k_blocks + b)]), w_scale);
@@ -141,7 +141,7 @@ constexpr int64_t kL2RangeBytes = 128 << 10;
 
 template <class Dot, int kBits, bool kZeroPoints>
 void run(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
-                     const float* bias, float* y, int64_t y_stride) {
+         const float* bias, float* y, int64_t y_stride) {
   if (x.M == 1) {
     const int64_t share = (tile_end - tile_begin) / kDecodeStreams;
     for (int64_t i = 0; i < share; ++i) {
@@ -161,13 +161,21 @@ void run(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_b
     const int64_t r1 = std::min(tile_end, r0 + range);
     int64_t m = 0;
     for (; m + kRowGroup <= x.M; m += kRowGroup)
-      for (int64_t t = r0; t < r1; ++t) tiles_rows<Dot, kBits, kZeroPoints, kRowGroup, 1>(x, w, {t}, m, bias, y, y_stride);
+      for (int64_t t = r0; t < r1; ++t)
+        tiles_rows<Dot, kBits, kZeroPoints, kRowGroup, 1>(x, w, {t}, m, bias, y, y_stride);
     for (int64_t t = r0; t < r1; ++t) {
       switch (x.M - m) {
-        case 3: tiles_rows<Dot, kBits, kZeroPoints, 3, 1>(x, w, {t}, m, bias, y, y_stride); break;
-        case 2: tiles_rows<Dot, kBits, kZeroPoints, 2, 1>(x, w, {t}, m, bias, y, y_stride); break;
-        case 1: tiles_rows<Dot, kBits, kZeroPoints, 1, 1>(x, w, {t}, m, bias, y, y_stride); break;
-        default: break;
+        case 3:
+          tiles_rows<Dot, kBits, kZeroPoints, 3, 1>(x, w, {t}, m, bias, y, y_stride);
+          break;
+        case 2:
+          tiles_rows<Dot, kBits, kZeroPoints, 2, 1>(x, w, {t}, m, bias, y, y_stride);
+          break;
+        case 1:
+          tiles_rows<Dot, kBits, kZeroPoints, 1, 1>(x, w, {t}, m, bias, y, y_stride);
+          break;
+        default:
+          break;
       }
     }
   }
@@ -175,8 +183,8 @@ void run(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_b
 
 // The kernel for one Dot: its bit width and zero-point form chosen per call.
 template <class Dot>
-void gemm_w4a8_tiles_ymm(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
-                         int64_t tile_end, const float* bias, float* y, int64_t y_stride) {
+void gemm_w4a8_tiles_ymm(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
+                         const float* bias, float* y, int64_t y_stride) {
   if (w.bits == 4)
     (w.has_zero_points ? run<Dot, 4, true> : run<Dot, 4, false>)(x, w, tile_begin, tile_end, bias, y, y_stride);
   else

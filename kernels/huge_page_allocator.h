@@ -27,7 +27,9 @@ struct HugePageAllocator {
   void deallocate(T* p, size_t n) noexcept { huge_page_free(p, n * sizeof(T)); }
 
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 }  // namespace onebit

@@ -65,8 +65,8 @@ class ChunkPool {
   }
 
   std::mutex mutex_;
-  uintptr_t current_ = 0;  // the chunk being filled
-  size_t used_ = 0;        // its bytes handed out
+  uintptr_t current_ = 0;                       // the chunk being filled
+  size_t used_ = 0;                             // its bytes handed out
   std::unordered_map<uintptr_t, size_t> live_;  // chunk -> buffers in it not yet freed
 };
 

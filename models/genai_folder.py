@@ -10,6 +10,7 @@ broken loading the folder's own models; and genai refuses a config path with "..
 KV cache is genai's past/present shared buffer: [1, kv_heads, max_length, head_dim] a cache input,
 appended in place by GroupQueryAttention, the valid length read from attention_mask (as
 llama_onnx.py's graph does for our own runner)."""
+
 from __future__ import annotations
 
 import json
@@ -45,16 +46,32 @@ def genai_config(config: LlamaConfig, chat: dict, model_file: str) -> dict:
                 "num_attention_heads": config.heads,
                 "num_hidden_layers": config.layers,
                 "num_key_value_heads": config.kv_heads,
-                "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
-                           "past_key_names": pattern("past", "key"), "past_value_names": pattern("past", "value")},
-                "outputs": {"logits": "logits",
-                            "present_key_names": pattern("present", "key"), "present_value_names": pattern("present", "value")},
+                "inputs": {
+                    "input_ids": "input_ids",
+                    "attention_mask": "attention_mask",
+                    "past_key_names": pattern("past", "key"),
+                    "past_value_names": pattern("past", "value"),
+                },
+                "outputs": {
+                    "logits": "logits",
+                    "present_key_names": pattern("present", "key"),
+                    "present_value_names": pattern("present", "value"),
+                },
             },
         },
         # Greedy unless the application asks for sampling; one sequence.
-        "search": {"max_length": min(MAX_LENGTH, config.context), "past_present_share_buffer": True,
-                   "do_sample": False, "num_beams": 1, "num_return_sequences": 1, "top_k": 1, "top_p": 1.0,
-                   "temperature": 1.0, "repetition_penalty": 1.0, "min_length": 0},
+        "search": {
+            "max_length": min(MAX_LENGTH, config.context),
+            "past_present_share_buffer": True,
+            "do_sample": False,
+            "num_beams": 1,
+            "num_return_sequences": 1,
+            "top_k": 1,
+            "top_p": 1.0,
+            "temperature": 1.0,
+            "repetition_penalty": 1.0,
+            "min_length": 0,
+        },
     }
 
 
@@ -80,8 +97,10 @@ def write(model_dir: str, name: str, model_file: str, config: LlamaConfig, chat:
         for file in (model_file, f"{model_file}.data", "tokenizer.json"):
             os.symlink(os.path.join(os.pardir, file), os.path.join(partial, file))
         bos, eos = (tokenizer.id_to_token(chat[f"{t}_token_id"]) for t in ("bos", "eos"))
-        files = {"genai_config.json": genai_config(config, chat, model_file),
-                 "tokenizer_config.json": tokenizer_config(config, chat, bos, eos)}
+        files = {
+            "genai_config.json": genai_config(config, chat, model_file),
+            "tokenizer_config.json": tokenizer_config(config, chat, bos, eos),
+        }
         for file, content in files.items():
             with open(os.path.join(partial, file), "w") as f:
                 json.dump(content, f, indent=1)

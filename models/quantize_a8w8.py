@@ -9,13 +9,12 @@ CPU EP on x86 fuses only the groups whose int8 QuantizeLinear feeds a single Deq
 runs the others as DequantizeLinear + float MatMul. The onebit EP claims both. Attention has no
 MatMul for the quantizer to see: it is one float GroupQueryAttention node a layer (llama_onnx.py).
 """
-from __future__ import annotations
 
-import numpy as np
-from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+from __future__ import annotations
 
 from gguf_llama import LlamaConfig
 from llama_onnx import decoder_feeds, projection_nodes
+from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
 
 
 class PromptReader(CalibrationDataReader):
@@ -32,7 +31,9 @@ class PromptReader(CalibrationDataReader):
 ACTIVATION_TYPES = {"uint8": QuantType.QUInt8, "int8": QuantType.QInt8}
 
 
-def quantize(fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: list[list[int]], activations: str) -> None:
+def quantize(
+    fp32_path: str, qdq_path: str, config: LlamaConfig, prompts_ids: list[list[int]], activations: str
+) -> None:
     """Writes the QDQ model with `activations` (a key of ACTIVATION_TYPES) to qdq_path, its weights
     in an external-data file beside it."""
     quantize_static(

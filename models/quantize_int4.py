@@ -8,13 +8,13 @@ The same MatMuls are quantized as in the A8W8 model (`llama_onnx.projection_node
 projections of every layer and the output projection (the builder quantizes its lm_head too unless
 told to exclude it). Attention, norms and the embedding Gather stay float.
 """
+
 from __future__ import annotations
 
 import onnx
-from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
-
 from gguf_llama import LlamaConfig
 from llama_onnx import projection_nodes
+from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
 
 BLOCK_SIZE = 32
 ACCURACY_LEVEL = 4
@@ -23,8 +23,9 @@ ACCURACY_LEVEL = 4
 def quantize(fp32_path: str, int4_path: str, config: LlamaConfig) -> None:
     """Writes the int4 model to int4_path, its weights in an external-data file beside it."""
     settings = DefaultWeightOnlyQuantConfig(block_size=BLOCK_SIZE, is_symmetric=True, accuracy_level=ACCURACY_LEVEL)
-    quantizer = MatMulNBitsQuantizer(onnx.load(fp32_path), nodes_to_include=projection_nodes(config),
-                                     algo_config=settings)
+    quantizer = MatMulNBitsQuantizer(
+        onnx.load(fp32_path), nodes_to_include=projection_nodes(config), algo_config=settings
+    )
     quantizer.process()
     quantized = quantizer.model.model
     nodes = [n for n in quantized.graph.node if n.op_type == "MatMulNBits"]

@@ -9,11 +9,11 @@ nothing: into the RMSNorm weight before q/k/v and before gate/up, and into up's 
 before down (silu(gate) * up is linear in up). s[j] = max|x_j|^alpha / max|W_j|^(1 - alpha),
 from the calibration prompts run through the numpy reference.
 """
+
 from __future__ import annotations
 
-import numpy as np
-
 import llama_reference
+import numpy as np
 from gguf_llama import LlamaWeights
 
 ALPHA = 0.5

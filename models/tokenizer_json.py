@@ -6,20 +6,24 @@ pre-tokenizer: every digit is its own piece, then GPT-2's split into words, numb
 and spaces. Control tokens (<|im_start|>, <|im_end|>, ...) are special tokens matched whole.
 Built with the `tokenizers` library, so the file is what that library (and tokenizers.js) reads.
 """
+
 from __future__ import annotations
 
 import json
 import re
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
-
 from gguf_llama import GgufError
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
 
 CONTROL = 3  # GGUF token type of control (special) tokens
 # Pre-tokenizers this writer knows, by GGUF's tokenizer.ggml.pre name.
 PRE_TOKENIZERS = {
-    "smollm": lambda: pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                               pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]),
+    "smollm": lambda: pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    ),
     "gpt2": lambda: pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
 }
 
@@ -45,8 +49,9 @@ def build_tokenizer(reader, path: str) -> Tokenizer:
     tokenizer.pre_tokenizer = PRE_TOKENIZERS[pre]()
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
-                                  for t, kind in zip(tokens, types) if kind == CONTROL])
+    tokenizer.add_special_tokens(
+        [AddedToken(t, special=True, normalized=False) for t, kind in zip(tokens, types) if kind == CONTROL]
+    )
     return tokenizer
 
 

@@ -27,8 +27,7 @@ std::vector<BlockLaunch> plan_blocks(uint32_t rows, std::span<const uint32_t> bl
       const Cell& rest = best[r > b ? r - b : 0];
       const uint64_t cost = rest.cost + launch_cost_rows + b;
       const uint32_t launches = rest.launches + 1;
-      if (cost < best[r].cost || (cost == best[r].cost && launches < best[r].launches))
-        best[r] = {cost, launches, b};
+      if (cost < best[r].cost || (cost == best[r].cost && launches < best[r].launches)) best[r] = {cost, launches, b};
     }
   }
   std::vector<uint32_t> chosen;

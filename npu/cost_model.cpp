@@ -6,10 +6,10 @@
 #include <iomanip>
 #include <sstream>
 
-#include "npu/emu/design_builder.h"
 #include "base/json_object.h"
 #include "base/regular_file.h"
 #include "base/utf8.h"
+#include "npu/emu/design_builder.h"
 
 namespace onebit::npu {
 
@@ -60,9 +60,8 @@ std::string keys_text() { return comma_list(kCostModelKeys); }
 bool is_cost_file(std::string_view name_or_path) { return name_or_path.ends_with(kCostFileSuffix); }
 
 bool is_cost_model_reference(std::string_view name_or_path) {
-  return is_cost_file(name_or_path) ||
-         std::any_of(std::begin(kCostModelGenerations), std::end(kCostModelGenerations),
-                     [&](const char* g) { return name_or_path == g; });
+  return is_cost_file(name_or_path) || std::any_of(std::begin(kCostModelGenerations), std::end(kCostModelGenerations),
+                                                   [&](const char* g) { return name_or_path == g; });
 }
 
 Result<CostModel> cost_model_for(const std::string& generation) {
@@ -88,10 +87,10 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
   // and rows below 2^32) stays a finite number: huge or tiny finite values made it inf.
   auto number = [&](const char* key, double lo, double hi, double& out) -> Status {
     const auto it = object.find(key);
-    if (it == object.end()) return bad(where, "missing key \"" + std::string(key) + "\" (every key is required: " + keys_text() + ")");
+    if (it == object.end())
+      return bad(where, "missing key \"" + std::string(key) + "\" (every key is required: " + keys_text() + ")");
     const double* v = std::get_if<double>(&it->second);
-    if (v == nullptr || !(*v > 0))
-      return bad(where, "key \"" + std::string(key) + "\" must be a positive number");
+    if (v == nullptr || !(*v > 0)) return bad(where, "key \"" + std::string(key) + "\" must be a positive number");
     if (*v < lo || *v > hi) {
       std::ostringstream range;
       range << "key \"" << key << "\" is " << std::setprecision(17) << *v << std::setprecision(6) << ", outside [" << lo
@@ -102,7 +101,8 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
     return {};
   };
   const auto name = object.find("generation");
-  if (name == object.end()) return bad(where, "missing key \"generation\" (every key is required: " + keys_text() + ")");
+  if (name == object.end())
+    return bad(where, "missing key \"generation\" (every key is required: " + keys_text() + ")");
   const std::string* generation = std::get_if<std::string>(&name->second);
   if (generation == nullptr || generation->empty()) return bad(where, "key \"generation\" must be a non-empty string");
   model.generation = *generation;
@@ -133,7 +133,8 @@ ModelledCall model_call(const CostModel& model, const DeviceWork& work) {
   t.sync_us = 2 * model.sync_call_us + double(work.a_bytes + work.c_bytes) / (model.sync_gbps * 1e3);
   for (const BlockLaunch& launch : work.launches) {
     const double ops = 2.0 * launch.m_block * k_padded * n_padded;
-    const double dram_bytes = k_padded * n_padded + double(launch.m_block) * work.K + double(launch.m_block) * work.N * 4;
+    const double dram_bytes =
+        k_padded * n_padded + double(launch.m_block) * work.K + double(launch.m_block) * work.N * 4;
     t.launch_us += model.launch_us;
     t.array_us += std::max(ops / (model.int8_tops * 1e6), dram_bytes / (model.dram_gbps * 1e3));
   }

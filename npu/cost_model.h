@@ -17,23 +17,24 @@
 #include <string>
 #include <string_view>
 
+#include "base/error.h"
 #include "npu/block_plan.h"
 #include "npu/design.h"
-#include "base/error.h"
 
 namespace onebit::npu {
 
 struct CostModel {
-  std::string generation;  // "xdna1", "xdna2", or the name a cost file gives
-  double launch_us = 0;    // one launch, from the host call through XRT until its completion is seen
-  double sync_call_us = 0; // one BO sync (ioctl + cache maintenance), whatever its size
-  double sync_gbps = 0;    // bytes a sync moves per second, in GB/s (1e9 bytes)
-  double dram_gbps = 0;    // the array's DRAM traffic, in GB/s
-  double int8_tops = 0;    // sustained int8 GEMM throughput of the whole array, in TOPS (1e12 ops, 2 per MAC)
+  std::string generation;   // "xdna1", "xdna2", or the name a cost file gives
+  double launch_us = 0;     // one launch, from the host call through XRT until its completion is seen
+  double sync_call_us = 0;  // one BO sync (ioctl + cache maintenance), whatever its size
+  double sync_gbps = 0;     // bytes a sync moves per second, in GB/s (1e9 bytes)
+  double dram_gbps = 0;     // the array's DRAM traffic, in GB/s
+  double int8_tops = 0;     // sustained int8 GEMM throughput of the whole array, in TOPS (1e12 ops, 2 per MAC)
 };
 
 // The keys of a cost file, in order: "generation" (a string) and the five numbers above.
-constexpr const char* kCostModelKeys[] = {"generation", "launch_us", "sync_call_us", "sync_gbps", "dram_gbps", "int8_tops"};
+constexpr const char* kCostModelKeys[] = {"generation", "launch_us", "sync_call_us",
+                                          "sync_gbps",  "dram_gbps", "int8_tops"};
 
 // The built-in generations by name (sources in cost_model.cpp). With the cost-file rule below,
 // what option cost_model, ep-probe --model and onebit-run --cost-model take; the Node package
@@ -56,10 +57,10 @@ Result<CostModel> load_cost_model(const std::string& name_or_path);
 // What one call did on the device, as far as the model needs it.
 struct DeviceWork {
   uint32_t K = 0, N = 0;
-  Tiling tiling;                         // the design's (for padding)
-  std::span<const BlockLaunch> launches; // one per launch, with its m_block
-  uint64_t a_bytes = 0;                  // synced to the device
-  uint64_t c_bytes = 0;                  // synced back
+  Tiling tiling;                          // the design's (for padding)
+  std::span<const BlockLaunch> launches;  // one per launch, with its m_block
+  uint64_t a_bytes = 0;                   // synced to the device
+  uint64_t c_bytes = 0;                   // synced back
 };
 
 // The modelled time of one call, in microseconds, by part.

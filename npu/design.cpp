@@ -5,7 +5,8 @@ namespace onebit::npu {
 
 const char* target_name(Target target) {
   switch (target) {
-    case Target::kEmu: return "emu";
+    case Target::kEmu:
+      return "emu";
   }
   return "unknown";
 }

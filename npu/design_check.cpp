@@ -102,17 +102,18 @@ Status check_one(Device& device, const DesignInfo& info, const LoadedDesign& loa
   std::memcpy(c.data(), (*c_bo)->host(), c_bytes);
   for (size_t i = 0; i < c.size(); ++i)
     if (c[i] != in.c[i])
-      return make_error(ErrorCode::kDesign, "design " + info.key().to_string() + " computes C[" +
-                                                std::to_string(i / in.N) + "][" + std::to_string(i % in.N) + "] = " +
-                                                std::to_string(c[i]) + " on the check input, the reference gives " +
-                                                std::to_string(in.c[i]) + "; rejected");
+      return make_error(ErrorCode::kDesign,
+                        "design " + info.key().to_string() + " computes C[" + std::to_string(i / in.N) + "][" +
+                            std::to_string(i % in.N) + "] = " + std::to_string(c[i]) +
+                            " on the check input, the reference gives " + std::to_string(in.c[i]) + "; rejected");
   return {};
 }
 
 }  // namespace
 
 Status check_designs_compute(Device& device, const std::vector<Design>& designs,
-                             const std::vector<std::shared_ptr<LoadedDesign>>& loaded, std::chrono::milliseconds timeout) {
+                             const std::vector<std::shared_ptr<LoadedDesign>>& loaded,
+                             std::chrono::milliseconds timeout) {
   uint32_t rows = 0;
   for (const Design& d : designs)
     if (!already_checked(d.info)) rows = std::max(rows, d.info.m_block);
@@ -126,7 +127,8 @@ Status check_designs_compute(Device& device, const std::vector<Design>& designs,
     Status s = check_one(device, info, *loaded[i], in, timeout);
     if (!s) {
       if (s.code() == ErrorCode::kDesign) return s;
-      return make_error(ErrorCode::kDesign, "design " + info.key().to_string() + ": its check run failed: " + s.reason());
+      return make_error(ErrorCode::kDesign,
+                        "design " + info.key().to_string() + ": its check run failed: " + s.reason());
     }
     remember_checked(info);
   }

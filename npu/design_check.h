@@ -9,14 +9,15 @@
 #include <chrono>
 #include <vector>
 
+#include "base/error.h"
 #include "npu/design.h"
 #include "npu/device.h"
-#include "base/error.h"
 
 namespace onebit::npu {
 
 // `designs[i]` loaded as `loaded[i]`; all of one (K, N) and tiling.
 Status check_designs_compute(Device& device, const std::vector<Design>& designs,
-                             const std::vector<std::shared_ptr<LoadedDesign>>& loaded, std::chrono::milliseconds timeout);
+                             const std::vector<std::shared_ptr<LoadedDesign>>& loaded,
+                             std::chrono::milliseconds timeout);
 
 }  // namespace onebit::npu

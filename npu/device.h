@@ -15,8 +15,8 @@
 #include <memory>
 #include <string_view>
 
-#include "npu/design.h"
 #include "base/error.h"
+#include "npu/design.h"
 
 namespace onebit::npu {
 

@@ -126,7 +126,10 @@ Status DeviceGemm::run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* st
   struct Done {
     DeviceGemm& gemm;
     ~Done() {
-      { std::lock_guard<std::mutex> lock(gemm.mutex_); gemm.running_ = false; }
+      {
+        std::lock_guard<std::mutex> lock(gemm.mutex_);
+        gemm.running_ = false;
+      }
       gemm.idle_.notify_one();
     }
   } done{*this};
@@ -172,7 +175,8 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
     for (const RunHandle& r : runs) device_.cancel(r);
   };
   for (const BlockLaunch& block : plan) {
-    const size_t which = size_t(std::find(block_sizes_.begin(), block_sizes_.end(), block.m_block) - block_sizes_.begin());
+    const size_t which =
+        size_t(std::find(block_sizes_.begin(), block_sizes_.end(), block.m_block) - block_sizes_.begin());
     LaunchArgs args;
     args.design = designs_[which].get();
     args.a = a_bo_.get();

@@ -14,20 +14,20 @@
 // may be shared by threads. The Device must outlive the DeviceGemm.
 #pragma once
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "base/error.h"
 #include "npu/block_plan.h"
 #include "npu/cost_model.h"
 #include "npu/design.h"
 #include "npu/design_source.h"
 #include "npu/device.h"
-#include "base/error.h"
 #include "npu/sync_narrowing.h"
 #include "npu/weight_layout.h"
 
@@ -61,7 +61,7 @@ struct CallStats {
   uint64_t a_bytes_synced = 0;  // rows × K
   uint64_t c_bytes_synced = 0;  // rows × N × 4 when narrowed, else the whole C BO
   bool c_whole = false;
-  uint64_t c_checksum = 0;  // FNV-1a of the synced C bytes (NPU_DBG only)
+  uint64_t c_checksum = 0;    // FNV-1a of the synced C bytes (NPU_DBG only)
   double upload_ms = 0;       // A copy + sync
   double launch_wait_ms = 0;  // launches + waits
   double c_sync_ms = 0;       // C sync + copy out

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/error.h"
 #include "npu/device.h"
 #include "npu/emu/emu_device.h"
-#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "npu/device.h"
 #include "base/error.h"
+#include "npu/device.h"
 
 namespace onebit::npu {
 

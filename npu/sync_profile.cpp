@@ -31,10 +31,14 @@ ExitReport g_exit_report;
 
 const char* sync_kind_name(SyncKind kind) {
   switch (kind) {
-    case SyncKind::kAToDevice: return "A to device";
-    case SyncKind::kWToDevice: return "W to device";
-    case SyncKind::kCFromDeviceNarrowed: return "C from device narrowed";
-    case SyncKind::kCFromDeviceWhole: return "C from device whole";
+    case SyncKind::kAToDevice:
+      return "A to device";
+    case SyncKind::kWToDevice:
+      return "W to device";
+    case SyncKind::kCFromDeviceNarrowed:
+      return "C from device narrowed";
+    case SyncKind::kCFromDeviceWhole:
+      return "C from device whole";
   }
   return "?";
 }

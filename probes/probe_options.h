@@ -12,7 +12,7 @@ struct ProbeOptions {
   uint32_t K = 0;
   uint32_t N = 0;
   std::vector<uint32_t> rows = {1, 4, 32, 36};
-  uint32_t repeat = 20;       // timed calls per path and rows value (after one untimed warm-up call)
+  uint32_t repeat = 20;        // timed calls per path and rows value (after one untimed warm-up call)
   std::string device = "emu";  // auto | emu | none (ONEBIT_DEVICE overrides, as in the EP)
   std::string designs_dir;     // empty: the default design cache directory
   std::string lock_path;       // empty: the default device lock file

@@ -25,7 +25,8 @@ FusedGroup probe_group(const ProbeOperands& ops) {
   g.K = ops.K;
   g.N = ops.N;
   g.epilogue = ops.epilogue;
-  g.weights.push_back(std::make_shared<const PackedWeights>(pack_weights(ops.w.data(), QType::Int8, ops.K, ops.N, false, nullptr, 0)));
+  g.weights.push_back(
+      std::make_shared<const PackedWeights>(pack_weights(ops.w.data(), QType::Int8, ops.K, ops.N, false, nullptr, 0)));
   return g;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // One probe of a GEMM shape K×N through the engine's own per-call entry point (run_group, as the
-// EP runs each call): for each rows value, the host route and the whole device route timed per call (median, min–max over `repeat` calls, after one untimed warm-up call each, the
-// two routes alternating call by call), the device's breakdown, the ratio host/device, and
-// whether both routes gave identical outputs on every call.
+// EP runs each call): for each rows value, the host route and the whole device route timed per call (median, min–max
+// over `repeat` calls, after one untimed warm-up call each, the two routes alternating call by call), the device's
+// breakdown, the ratio host/device, and whether both routes gave identical outputs on every call.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -17,12 +17,12 @@
 namespace onebit::probes {
 
 struct DeviceRowsResult {
-  Spread total;        // the whole device route per call: activation preparation, int8 narrowing,
-                       // lock, A upload + sync, launches + wait, C sync, zero-point fold, epilogue
-  Spread upload;       // A upload + sync
-  Spread launch_wait;  // launches + wait
-  Spread c_sync;       // C sync back
-  Spread epilogue;     // host epilogue on the device's accumulators (after the fold)
+  Spread total;              // the whole device route per call: activation preparation, int8 narrowing,
+                             // lock, A upload + sync, launches + wait, C sync, zero-point fold, epilogue
+  Spread upload;             // A upload + sync
+  Spread launch_wait;        // launches + wait
+  Spread c_sync;             // C sync back
+  Spread epilogue;           // host epilogue on the device's accumulators (after the fold)
   uint32_t launches = 0;     // per call
   uint32_t padded_rows = 0;  // rows computed past `rows` by the last block
   uint64_t a_bytes = 0;      // synced per call
@@ -41,12 +41,12 @@ struct RowsResult {
 };
 
 struct DeviceInfo {
-  std::string requested;   // the option: auto | emu | none
-  std::string selected;    // what it resolved to: emu | none
-  std::string reason;      // why (e.g. "option device=emu", "ONEBIT_DEVICE=none")
-  std::string name;        // backend name when opened
-  bool emulated = false;   // timings are those of an emulator
-  std::string error;       // set when the device could not be used (or failed mid-probe)
+  std::string requested;  // the option: auto | emu | none
+  std::string selected;   // what it resolved to: emu | none
+  std::string reason;     // why (e.g. "option device=emu", "ONEBIT_DEVICE=none")
+  std::string name;       // backend name when opened
+  bool emulated = false;  // timings are those of an emulator
+  std::string error;      // set when the device could not be used (or failed mid-probe)
   std::string designs_dir;
   uint32_t designs_built = 0;
   uint32_t designs_loaded = 0;

@@ -23,7 +23,14 @@ for (const file of sources) {
   const named = [...readFileSync(file, 'utf8').matchAll(specifiers)].map((m) => m[1] ?? m[2] ?? m[3]);
   imports.set(
     file,
-    named.filter((s) => s.startsWith('.')).map((s) => path.resolve(path.dirname(file), s).replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts')),
+    named
+      .filter((s) => s.startsWith('.'))
+      .map((s) =>
+        path
+          .resolve(path.dirname(file), s)
+          .replace(/\.js$/, '.ts')
+          .replace(/\.mjs$/, '.mts'),
+      ),
   );
 }
 
@@ -33,8 +40,10 @@ const problems = [];
 
 for (const [file, targets] of imports) {
   for (const target of targets) {
-    if (!imports.has(target)) problems.push(`${relative(file)} imports ${relative(target)}, which is not a module of ts/`);
-    else if (!inApps(file) && inApps(target)) problems.push(`${relative(file)} (library) imports ${relative(target)} (an application)`);
+    if (!imports.has(target))
+      problems.push(`${relative(file)} imports ${relative(target)}, which is not a module of ts/`);
+    else if (!inApps(file) && inApps(target))
+      problems.push(`${relative(file)} (library) imports ${relative(target)} (an application)`);
   }
 }
 

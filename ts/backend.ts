@@ -14,7 +14,10 @@ export class OnebitBackend implements Backend {
     loadNative();
   }
 
-  async createInferenceSessionHandler(model: string | Uint8Array, options?: InferenceSession.SessionOptions): Promise<OnebitSessionHandler> {
+  async createInferenceSessionHandler(
+    model: string | Uint8Array,
+    options?: InferenceSession.SessionOptions,
+  ): Promise<OnebitSessionHandler> {
     const config = nativeSessionConfig(options);
     if (typeof model === 'string' && !existsSync(model)) throw new OnebitModelNotFoundError(model);
     const { addon } = loadNative();

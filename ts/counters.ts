@@ -59,7 +59,8 @@ export function toCounters(raw: Record<string, number>): OnebitCounters {
   // older than the addon, or a trace file, may report fewer).
   const counters: Record<string, number> = {};
   for (const name of counterNames()) counters[name] = 0;
-  for (const [name, value] of Object.entries(raw)) counters[camelCase(name === LEGACY_GROUP_RUNS ? 'group_runs' : name)] = value;
+  for (const [name, value] of Object.entries(raw))
+    counters[camelCase(name === LEGACY_GROUP_RUNS ? 'group_runs' : name)] = value;
   Object.defineProperty(counters, 'qdqRuns', {
     enumerable: false,
     get() {

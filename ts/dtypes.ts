@@ -3,9 +3,21 @@
 // arrays onnxruntime-common keeps them in.
 
 export type OnebitDataType =
-  | 'float32' | 'float64' | 'float16'
-  | 'int8' | 'uint8' | 'int16' | 'uint16' | 'int32' | 'uint32' | 'int64' | 'uint64'
-  | 'bool' | 'string' | 'int4' | 'uint4';
+  | 'float32'
+  | 'float64'
+  | 'float16'
+  | 'int8'
+  | 'uint8'
+  | 'int16'
+  | 'uint16'
+  | 'int32'
+  | 'uint32'
+  | 'int64'
+  | 'uint64'
+  | 'bool'
+  | 'string'
+  | 'int4'
+  | 'uint4';
 
 type TypedArrayConstructor = { new (buffer: ArrayBuffer): ArrayBufferView & { length: number } };
 

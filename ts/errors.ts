@@ -31,7 +31,10 @@ export class OnebitOptionError extends OnebitError {
 export class OnebitModelNotFoundError extends OnebitError {
   readonly path: string;
   constructor(path: string) {
-    super('ONEBIT_MODEL_NOT_FOUND', `model file not found: ${path} (pass an existing .onnx path, or the model bytes as a Uint8Array)`);
+    super(
+      'ONEBIT_MODEL_NOT_FOUND',
+      `model file not found: ${path} (pass an existing .onnx path, or the model bytes as a Uint8Array)`,
+    );
     this.path = path;
   }
 }

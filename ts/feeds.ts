@@ -32,16 +32,25 @@ function nativeTensor(what: string, value: OnnxValue, metadata: InferenceSession
   if (!isSupportedDataType(tensor.type))
     throw new OnebitInputError(`${what} has type ${tensor.type}; supported types: ${SUPPORTED_DATA_TYPES.join(', ')}`);
   if (metadata.isTensor && metadata.type !== tensor.type)
-    throw new OnebitInputError(`${what} is ${tensor.type}, but the model expects ${metadata.type}: create the tensor as new Tensor('${metadata.type}', ...)`);
+    throw new OnebitInputError(
+      `${what} is ${tensor.type}, but the model expects ${metadata.type}: create the tensor as new Tensor('${metadata.type}', ...)`,
+    );
   checkShape(what, tensor.dims, metadata.isTensor ? metadata.shape : undefined);
   return { type: onnxTypeOf(tensor.type), dims: [...tensor.dims], data: tensor.data as ArrayBufferView | string[] };
 }
 
-export function nativeFeed(name: string, value: OnnxValue, metadata: InferenceSession.ValueMetadata | undefined, inputNames: readonly string[]): NativeTensor {
+export function nativeFeed(
+  name: string,
+  value: OnnxValue,
+  metadata: InferenceSession.ValueMetadata | undefined,
+  inputNames: readonly string[],
+): NativeTensor {
   if (!metadata)
-    throw new OnebitInputError(inputNames.length === 0
-      ? `the model takes no inputs, but input '${name}' was given`
-      : `the model has no input named '${name}'; its inputs are: ${inputNames.map((n) => `'${n}'`).join(', ')}`);
+    throw new OnebitInputError(
+      inputNames.length === 0
+        ? `the model takes no inputs, but input '${name}' was given`
+        : `the model has no input named '${name}'; its inputs are: ${inputNames.map((n) => `'${n}'`).join(', ')}`,
+    );
   return nativeTensor(`input '${name}'`, value, metadata);
 }
 
@@ -49,9 +58,15 @@ export function nativeFeed(name: string, value: OnnxValue, metadata: InferenceSe
  * A tensor given in run()'s fetches: ORT writes the output into its data, which must then have the
  * output's exact shape for this run. null for an output asked for by name only.
  */
-export function nativeFetch(name: string, value: OnnxValue | null, metadata: InferenceSession.ValueMetadata): NativeTensor | null {
+export function nativeFetch(
+  name: string,
+  value: OnnxValue | null,
+  metadata: InferenceSession.ValueMetadata,
+): NativeTensor | null {
   if (value === null || value === undefined) return null;
   if ((value as Tensor).type === 'string')
-    throw new OnebitInputError(`pre-allocated output '${name}': a string tensor cannot be pre-allocated (pass null for it)`);
+    throw new OnebitInputError(
+      `pre-allocated output '${name}': a string tensor cannot be pre-allocated (pass null for it)`,
+    );
   return nativeTensor(`pre-allocated output '${name}'`, value, metadata);
 }

@@ -21,4 +21,11 @@ export {
 export { probe, validateProbeOptions } from './probe.js';
 export type { ProbeOptions, ProbeResult, ProbeRowsResult, DeviceRowsTiming, Spread } from './probe.js';
 export { parseRoutes, formatRoutes, routeFor, RoutesFileError, type Route, type RouteEntry } from './routes.js';
-export { readTrace, summarizeTrace, TraceFileError, type TraceCall, type TraceGroupSummary, type TraceSummary } from './trace.js';
+export {
+  readTrace,
+  summarizeTrace,
+  TraceFileError,
+  type TraceCall,
+  type TraceGroupSummary,
+  type TraceSummary,
+} from './trace.js';

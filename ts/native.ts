@@ -32,7 +32,9 @@ function addonPath(): string {
 /** libonebit_ep.so: ONEBIT_EP_LIB if set, else the copy next to the addon. */
 export function epLibraryPath(): string {
   const fromEnv = process.env.ONEBIT_EP_LIB;
-  return path.resolve(fromEnv && fromEnv.length > 0 ? fromEnv : path.join(path.dirname(addonPath()), 'libonebit_ep.so'));
+  return path.resolve(
+    fromEnv && fromEnv.length > 0 ? fromEnv : path.join(path.dirname(addonPath()), 'libonebit_ep.so'),
+  );
 }
 
 /** The ORT library file of the onnxruntime-node this package resolves (the one the app uses). */
@@ -40,7 +42,10 @@ export function ortLibraryPath(): string {
   const ortNodeRoot = path.dirname(require.resolve('onnxruntime-node/package.json'));
   const file = path.join(ortNodeRoot, 'bin', 'napi-v6', process.platform, process.arch, 'libonnxruntime.so.1');
   if (!existsSync(file))
-    throw new OnebitLibraryError('ONEBIT_EP_LIBRARY', `onnxruntime-node has no ORT library at ${file}: reinstall onnxruntime-node`);
+    throw new OnebitLibraryError(
+      'ONEBIT_EP_LIBRARY',
+      `onnxruntime-node has no ORT library at ${file}: reinstall onnxruntime-node`,
+    );
   return file;
 }
 

@@ -73,9 +73,13 @@ export const onebit = {
    */
   allocateTensor(type: Tensor.Type, dims: readonly number[]): Tensor {
     if (type === 'string' || !isSupportedDataType(type))
-      throw new OnebitInputError(`allocateTensor: type ${type} is not one onebit-ep allocates; supported: ${SUPPORTED_DATA_TYPES.filter((t) => t !== 'string').join(', ')}`);
+      throw new OnebitInputError(
+        `allocateTensor: type ${type} is not one onebit-ep allocates; supported: ${SUPPORTED_DATA_TYPES.filter((t) => t !== 'string').join(', ')}`,
+      );
     if (!Array.isArray(dims) || !dims.every((d) => Number.isSafeInteger(d) && d >= 0))
-      throw new OnebitInputError(`allocateTensor: dims ${JSON.stringify(dims)} must be an array of non-negative integers`);
+      throw new OnebitInputError(
+        `allocateTensor: dims ${JSON.stringify(dims)} must be an array of non-negative integers`,
+      );
     let buffer: ArrayBuffer;
     try {
       buffer = loadNative().addon.allocateTensor(onnxTypeOf(type), [...dims]);

@@ -72,7 +72,9 @@ export const BACKEND_NAME = 'onebit';
 
 // The EP's option keys in camelCase; session_id is the addon's own (it names each session).
 function validKeys(): string[] {
-  return nativeConstants().optionKeys.filter((k) => k !== 'session_id').map(camelCase);
+  return nativeConstants()
+    .optionKeys.filter((k) => k !== 'session_id')
+    .map(camelCase);
 }
 
 // Users who copied a key from the C/Python docs (snake_case) or miscased it get the right spelling.
@@ -92,51 +94,76 @@ function nonEmptyPath(key: string, value: unknown, what: string): string {
 /** Checks the options of our `executionProviders` entry; throws OnebitOptionError saying what is valid. */
 export function validateOnebitOptions(entry: unknown): OnebitOptions {
   if (entry === undefined || entry === null || entry === BACKEND_NAME) return {};
-  if (typeof entry !== 'object') throw new OnebitOptionError(`the onebit execution provider entry must be 'onebit' or an object, got ${typeof entry}`);
+  if (typeof entry !== 'object')
+    throw new OnebitOptionError(
+      `the onebit execution provider entry must be 'onebit' or an object, got ${typeof entry}`,
+    );
   const options: OnebitOptions = {};
   for (const [key, value] of Object.entries(entry)) {
     if (key === 'name') continue;
     if (key === 'device') {
       if (!isDevice(value))
-        throw new OnebitOptionError(`onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().deviceOptions)}`);
+        throw new OnebitOptionError(
+          `onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().deviceOptions)}`,
+        );
       options.device = value;
     } else if (key === 'minDeviceRows') {
       if (!Number.isSafeInteger(value) || (value as number) < 0)
-        throw new OnebitOptionError(`onebit option minDeviceRows=${JSON.stringify(value)} is invalid: use an integer >= 0`);
+        throw new OnebitOptionError(
+          `onebit option minDeviceRows=${JSON.stringify(value)} is invalid: use an integer >= 0`,
+        );
       options.minDeviceRows = value as number;
     } else if (key === 'designsDir') {
       const dir = nonEmptyPath(key, value, 'a directory for the design cache');
       if (existsSync(dir) && !statSync(dir).isDirectory())
-        throw new OnebitOptionError(`onebit option designsDir=${JSON.stringify(value)} is invalid: ${dir} exists and is not a directory`);
+        throw new OnebitOptionError(
+          `onebit option designsDir=${JSON.stringify(value)} is invalid: ${dir} exists and is not a directory`,
+        );
       options.designsDir = dir;
     } else if (key === 'routes') {
       const file = nonEmptyPath(key, value, 'a routes file written by ep-probe --save-routes');
       if (!existsSync(file))
-        throw new OnebitOptionError(`onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`);
+        throw new OnebitOptionError(
+          `onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`,
+        );
       options.routes = file;
     } else if (key === 'deviceLock') {
       if (!isDeviceLock(value))
-        throw new OnebitOptionError(`onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().lockPolicies)}`);
+        throw new OnebitOptionError(
+          `onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().lockPolicies)}`,
+        );
       options.deviceLock = value;
     } else if (key === 'deviceTimeoutMs') {
       const max = nativeConstants().maxDeviceTimeoutMs;
       if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
-        throw new OnebitOptionError(`onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds from 1 to ${max} (one day)`);
+        throw new OnebitOptionError(
+          `onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds from 1 to ${max} (one day)`,
+        );
       options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
       if (typeof value === 'boolean') options.trace = value;
       // A trace file path must look like one (the EP's rule), so a typo such as trace: 'yes' is not taken for a file name.
       else if (isTracePath(value)) options.trace = nonEmptyPath(key, value, 'the trace file to write');
-      else throw new OnebitOptionError(`onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (${tracePathRule()})`);
+      else
+        throw new OnebitOptionError(
+          `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (${tracePathRule()})`,
+        );
     } else if (key === 'costModel') {
-      if (!isCostModel(value)) throw new OnebitOptionError(`onebit option costModel=${JSON.stringify(value)} is invalid: use ${costModelsText(true)}`);
+      if (!isCostModel(value))
+        throw new OnebitOptionError(
+          `onebit option costModel=${JSON.stringify(value)} is invalid: use ${costModelsText(true)}`,
+        );
       options.costModel = isCostFile(value) ? nonEmptyPath(key, value, 'a cost file') : value;
     } else if (key === 'matmulNbitsAccuracy') {
       if (!nativeConstants().nbitsAccuracyValues.includes(value as string))
-        throw new OnebitOptionError(`onebit option matmulNbitsAccuracy=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().nbitsAccuracyValues)}`);
+        throw new OnebitOptionError(
+          `onebit option matmulNbitsAccuracy=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().nbitsAccuracyValues)}`,
+        );
       options.matmulNbitsAccuracy = value as 'level4' | 'any';
     } else {
-      throw new OnebitOptionError(`unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`);
+      throw new OnebitOptionError(
+        `unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`,
+      );
     }
   }
   return options;
@@ -153,6 +180,7 @@ export function providerOptions(options: OnebitOptions): [string, string][] {
   if (options.deviceTimeoutMs !== undefined) pairs.push(['device_timeout_ms', String(options.deviceTimeoutMs)]);
   if (options.costModel !== undefined) pairs.push(['cost_model', options.costModel]);
   if (options.matmulNbitsAccuracy !== undefined) pairs.push(['matmul_nbits_accuracy', options.matmulNbitsAccuracy]);
-  if (options.trace !== undefined) pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
+  if (options.trace !== undefined)
+    pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
   return pairs;
 }

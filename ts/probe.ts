@@ -22,14 +22,19 @@ export interface ProbeResult extends Omit<RawProbeResult, 'deviceCounters'> {
 
 function positiveInt(name: string, value: unknown, max: number): number {
   if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
-    throw new OnebitOptionError(`probe option ${name}=${JSON.stringify(value)} is invalid: use an integer in 1..${max}`);
+    throw new OnebitOptionError(
+      `probe option ${name}=${JSON.stringify(value)} is invalid: use an integer in 1..${max}`,
+    );
   return value as number;
 }
 
 /** Checks probe options in TypeScript first, so mistakes say which option and what is valid. */
 export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
   const { probeLimits: limits, deviceOptions } = nativeConstants();
-  const checked: ProbeOptions = { K: positiveInt('K', options.K, limits.maxK), N: positiveInt('N', options.N, limits.maxN) };
+  const checked: ProbeOptions = {
+    K: positiveInt('K', options.K, limits.maxK),
+    N: positiveInt('N', options.N, limits.maxN),
+  };
   if (options.rows !== undefined) {
     if (!Array.isArray(options.rows) || options.rows.length === 0)
       throw new OnebitOptionError('probe option rows must be a non-empty array of integers, e.g. [1, 4, 32, 36]');
@@ -39,18 +44,24 @@ export function validateProbeOptions(options: ProbeOptions): ProbeOptions {
   if (options.seed !== undefined) checked.seed = positiveInt('seed', options.seed, 2 ** 32 - 1);
   if (options.device !== undefined) {
     if (!isDevice(options.device))
-      throw new OnebitOptionError(`probe option device=${JSON.stringify(options.device)} is invalid: use ${quotedList(deviceOptions)}`);
+      throw new OnebitOptionError(
+        `probe option device=${JSON.stringify(options.device)} is invalid: use ${quotedList(deviceOptions)}`,
+      );
     checked.device = options.device;
   }
   if (options.costModel !== undefined) {
     const model = options.costModel;
-    if (!isCostModel(model)) throw new OnebitOptionError(`probe option costModel=${JSON.stringify(model)} is invalid: use ${costModelsText(true)}`);
+    if (!isCostModel(model))
+      throw new OnebitOptionError(
+        `probe option costModel=${JSON.stringify(model)} is invalid: use ${costModelsText(true)}`,
+      );
     checked.costModel = isCostFile(model) ? path.resolve(model) : model;
   }
   for (const key of ['designsDir', 'lockPath'] as const) {
     const value = options[key];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value === '') throw new OnebitOptionError(`probe option ${key} must be a non-empty path`);
+    if (typeof value !== 'string' || value === '')
+      throw new OnebitOptionError(`probe option ${key} must be a non-empty path`);
     checked[key] = value;
   }
   return checked;

@@ -26,7 +26,10 @@ export class RoutesFileError extends OnebitError {
  * RoutesFileError naming the line of anything malformed. Comment lines directly above a shape's
  * first entry are returned as that shape's (kept when ep-probe rewrites the file).
  */
-export function parseRoutes(text: string, file = 'routes file'): { entries: RouteEntry[]; comments: Map<string, string[]> } {
+export function parseRoutes(
+  text: string,
+  file = 'routes file',
+): { entries: RouteEntry[]; comments: Map<string, string[]> } {
   let entries: RouteEntry[];
   try {
     entries = loadAddon().parseRoutes(text, file);
@@ -57,8 +60,13 @@ export function parseRoutes(text: string, file = 'routes file'): { entries: Rout
  */
 export function formatRoutes(entries: RouteEntry[], comments = new Map<string, string[]>()): string {
   for (const e of entries) {
-    if (![e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) || (e.route !== 'host' && e.route !== 'device'))
-      throw new RoutesFileError(`cannot write routes entry K=${e.K} N=${e.N} rows=${e.rows} route=${String(e.route)}: expected integers >= 1 and host or device`);
+    if (
+      ![e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) ||
+      (e.route !== 'host' && e.route !== 'device')
+    )
+      throw new RoutesFileError(
+        `cannot write routes entry K=${e.K} N=${e.N} rows=${e.rows} route=${String(e.route)}: expected integers >= 1 and host or device`,
+      );
   }
   const commentLine = (text: string) => `${text.startsWith('#') ? '' : '# '}${text.replace(/[\r\n]+/g, ' ')}`;
   const byShape = new Map<string, RouteEntry[]>();
@@ -66,7 +74,8 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
   for (const e of sorted) {
     const key = `${e.K}x${e.N}`;
     const list = byShape.get(key) ?? [];
-    if (list.length > 0 && list[list.length - 1].rows === e.rows) list[list.length - 1] = e; // one route per rows
+    if (list.length > 0 && list[list.length - 1].rows === e.rows)
+      list[list.length - 1] = e; // one route per rows
     else list.push(e);
     byShape.set(key, list);
   }
@@ -85,8 +94,11 @@ export function formatRoutes(entries: RouteEntry[], comments = new Map<string, s
  */
 export function saveRoutes(file: string, entries: RouteEntry[], comment: string): void {
   // A FIFO would block the read below, a directory fail the rename with a bare errno.
-  if (existsSync(file) && !statSync(file).isFile()) throw new RoutesFileError(`${file} is not a regular file: routes files are written only to regular files`);
-  const existing = existsSync(file) ? parseRoutes(readFileSync(file, 'utf8'), file) : { entries: [], comments: new Map<string, string[]>() };
+  if (existsSync(file) && !statSync(file).isFile())
+    throw new RoutesFileError(`${file} is not a regular file: routes files are written only to regular files`);
+  const existing = existsSync(file)
+    ? parseRoutes(readFileSync(file, 'utf8'), file)
+    : { entries: [], comments: new Map<string, string[]>() };
   const shapes = new Set(entries.map((e) => `${e.K}x${e.N}`));
   const kept = existing.entries.filter((e) => !shapes.has(`${e.K}x${e.N}`));
   const comments = new Map([...existing.comments].filter(([key]) => !shapes.has(key)));

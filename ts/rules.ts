@@ -73,6 +73,11 @@ export function counterNames(): string[] {
 }
 
 /** The EP's routes lookup (engine/routes_table.cpp): the route of the largest listed rows <= M for (K, N); null = no say. */
-export function routeFor(entries: readonly { K: number; N: number; rows: number; route: Route }[], K: number, N: number, M: number): Route | null {
+export function routeFor(
+  entries: readonly { K: number; N: number; rows: number; route: Route }[],
+  K: number,
+  N: number,
+  M: number,
+): Route | null {
   return loadAddon().routeFor(entries, K, N, M);
 }

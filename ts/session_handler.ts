@@ -7,18 +7,32 @@ import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
 import { nativeFeed, nativeFetch } from './feeds.js';
-import type { NativeOutput, NativeRunOptions, NativeSession, NativeTensor, NativeValueMetadata } from './addon_types.js';
+import type {
+  NativeOutput,
+  NativeRunOptions,
+  NativeSession,
+  NativeTensor,
+  NativeValueMetadata,
+} from './addon_types.js';
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
   if (!raw.isTensor) return { name: raw.name, isTensor: false };
   const type = dataTypeOfOnnx(raw.type ?? 0);
-  if (!type) throw new OnebitError('ONEBIT_ORT', `'${raw.name}' has an element type onebit-ep cannot carry (ONNX type ${raw.type})`);
+  if (!type)
+    throw new OnebitError(
+      'ONEBIT_ORT',
+      `'${raw.name}' has an element type onebit-ep cannot carry (ONNX type ${raw.type})`,
+    );
   return { name: raw.name, isTensor: true, type, shape: raw.shape ?? [] };
 }
 
 function outputValue(name: string, raw: NativeOutput): OnnxValue {
   const type = raw.isTensor ? dataTypeOfOnnx(raw.type ?? 0) : undefined;
-  if (!type) throw new OnebitError('ONEBIT_ORT', `output '${name}' is not a tensor of a supported type: onebit-ep returns tensors only`);
+  if (!type)
+    throw new OnebitError(
+      'ONEBIT_ORT',
+      `output '${name}' is not a tensor of a supported type: onebit-ep returns tensors only`,
+    );
   const data = type === 'string' ? raw.data : typedArrayOf(type, raw.data as ArrayBuffer);
   // onnxruntime-common turns {type, data, dims} into its Tensor class (the one the app imported).
   return { type, data, dims: raw.dims ?? [] } as unknown as OnnxValue;
@@ -60,17 +74,24 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
     const inputs: NativeTensor[] = [];
     for (const [name, value] of Object.entries(feeds)) {
       const index = this.#inputIndex.get(name);
-      inputs.push(nativeFeed(name, value, index === undefined ? undefined : this.inputMetadata[index], this.inputNames));
+      inputs.push(
+        nativeFeed(name, value, index === undefined ? undefined : this.inputMetadata[index], this.inputNames),
+      );
       inputIndices.push(index!);
     }
     // A tensor in fetches is pre-allocated: ORT writes that output into it, and it is returned as is.
     const outputNames = Object.keys(fetches).length > 0 ? Object.keys(fetches) : [...this.outputNames];
     const outputIndices = outputNames.map((name) => {
       const index = this.#outputIndex.get(name);
-      if (index === undefined) throw new OnebitInputError(`the model has no output named '${name}'; its outputs are: ${this.outputNames.map((n) => `'${n}'`).join(', ')}`);
+      if (index === undefined)
+        throw new OnebitInputError(
+          `the model has no output named '${name}'; its outputs are: ${this.outputNames.map((n) => `'${n}'`).join(', ')}`,
+        );
       return index;
     });
-    const preallocated = outputNames.map((name, i) => nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]));
+    const preallocated = outputNames.map((name, i) =>
+      nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]),
+    );
     let raw: (NativeOutput | null)[];
     try {
       raw = await this.#native.run(inputIndices, inputs, outputIndices, preallocated, nativeRunOptions(options));
@@ -112,6 +133,8 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
 
   #checkLive(): void {
     if (this.#disposed)
-      throw new OnebitSessionDisposedError('this session has been released (session.release() was called): create a new InferenceSession');
+      throw new OnebitSessionDisposedError(
+        'this session has been released (session.release() was called): create a new InferenceSession',
+      );
   }
 }

@@ -19,7 +19,9 @@ function nonNegativeInteger(name: string, value: unknown): number | undefined {
 function oneOf(name: string, value: unknown, table: Record<string, number>): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !Object.hasOwn(table, value))
-    throw new OnebitOptionError(`session option ${name}=${JSON.stringify(value)} is invalid: use one of ${Object.keys(table).join(', ')}`);
+    throw new OnebitOptionError(
+      `session option ${name}=${JSON.stringify(value)} is invalid: use one of ${Object.keys(table).join(', ')}`,
+    );
   return table[value];
 }
 
@@ -56,7 +58,9 @@ export function nativeSessionConfig(options: InferenceSession.SessionOptions = {
     epOptions: providerOptions(validateOnebitOptions(onebitEntry(options))),
   };
   if (config.logSeverityLevel !== undefined && config.logSeverityLevel > 4)
-    throw new OnebitOptionError(`session option logSeverityLevel=${config.logSeverityLevel} is invalid: use 0 (verbose) to 4 (fatal)`);
+    throw new OnebitOptionError(
+      `session option logSeverityLevel=${config.logSeverityLevel} is invalid: use 0 (verbose) to 4 (fatal)`,
+    );
   flatten('', options.extra, config.configEntries);
   for (const [name, value] of Object.entries(options.freeDimensionOverrides ?? {}))
     config.freeDimensionOverrides.push([name, String(nonNegativeInteger(`freeDimensionOverrides.${name}`, value))]);

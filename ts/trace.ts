@@ -70,7 +70,8 @@ function fail(file: string, what: string): never {
 }
 
 function num(file: string, where: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) fail(file, `${where} must be a number >= 0, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    fail(file, `${where} must be a number >= 0, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -82,7 +83,11 @@ export function readTrace(file: string): {
   costModel: string | null;
   hostKernel: string | null;
 } {
-  if (!existsSync(file)) throw new TraceFileError(file, `no such trace file: ${file} (write one with ONEBIT_EP_TRACE=<file> or the option trace: '<file>')`);
+  if (!existsSync(file))
+    throw new TraceFileError(
+      file,
+      `no such trace file: ${file} (write one with ONEBIT_EP_TRACE=<file> or the option trace: '<file>')`,
+    );
   if (!statSync(file).isFile()) throw new TraceFileError(file, `${file} is not a file`);
   let doc: unknown;
   try {
@@ -102,7 +107,8 @@ export function readTrace(file: string): {
     const args = e.args as Record<string, unknown> | undefined;
     if (typeof args !== 'object' || args === null) fail(file, `${where} has no "args"`);
     const route = args.route;
-    if (route !== 'host' && route !== 'device') fail(file, `${where}.args.route must be "host" or "device", got ${JSON.stringify(route)}`);
+    if (route !== 'host' && route !== 'device')
+      fail(file, `${where}.args.route must be "host" or "device", got ${JSON.stringify(route)}`);
     calls.push({
       node: typeof args.node === 'string' ? args.node : '',
       K: num(file, `${where}.args.K`, args.K),
@@ -130,10 +136,18 @@ export function readTrace(file: string): {
   }
   const dropped = other?.dropped_events;
   const model = other?.cost_model;
-  if (model !== undefined && typeof model !== 'string') fail(file, `otherData.cost_model must be a string, got ${JSON.stringify(model)}`);
+  if (model !== undefined && typeof model !== 'string')
+    fail(file, `otherData.cost_model must be a string, got ${JSON.stringify(model)}`);
   const kernel = other?.host_kernel;
-  if (kernel !== undefined && typeof kernel !== 'string') fail(file, `otherData.host_kernel must be a string, got ${JSON.stringify(kernel)}`);
-  return { calls, counters, droppedEvents: typeof dropped === 'number' ? dropped : 0, costModel: model ?? null, hostKernel: kernel ?? null };
+  if (kernel !== undefined && typeof kernel !== 'string')
+    fail(file, `otherData.host_kernel must be a string, got ${JSON.stringify(kernel)}`);
+  return {
+    calls,
+    counters,
+    droppedEvents: typeof dropped === 'number' ? dropped : 0,
+    costModel: model ?? null,
+    hostKernel: kernel ?? null,
+  };
 }
 
 function median(values: number[]): number {

@@ -33,7 +33,15 @@ for (let round = 1; round <= Number(values.rounds); ++round) {
     if (++generated > tokens) break;
   }
   const seconds = (performance.now() - first) / 1000;
-  console.log(JSON.stringify({ round, threads, prompt_tokens: prompt.length, decode_tokens: tokens, decode_tok_s: tokens / seconds }));
+  console.log(
+    JSON.stringify({
+      round,
+      threads,
+      prompt_tokens: prompt.length,
+      decode_tokens: tokens,
+      decode_tok_s: tokens / seconds,
+    }),
+  );
   await context.dispose();
 }
 await model.dispose();

@@ -25,9 +25,9 @@ Result<Design> build_design(const DesignKey& key) {
   if (key.target != Target::kEmu)
     return make_error(ErrorCode::kInvalidArgument, "no generator for target " + std::string(target_name(key.target)));
   if (key.K == 0 || key.K > kMaxK || key.N == 0 || key.N > kMaxN || key.m_block == 0 || key.m_block > kMaxMBlock)
-    return make_error(ErrorCode::kInvalidArgument,
-                      "shape " + key.to_string() + " out of range (1 <= K <= " + std::to_string(kMaxK) +
-                          ", 1 <= N <= " + std::to_string(kMaxN) + ", 1 <= m_block <= " + std::to_string(kMaxMBlock) + ")");
+    return make_error(ErrorCode::kInvalidArgument, "shape " + key.to_string() + " out of range (1 <= K <= " +
+                                                       std::to_string(kMaxK) + ", 1 <= N <= " + std::to_string(kMaxN) +
+                                                       ", 1 <= m_block <= " + std::to_string(kMaxMBlock) + ")");
   Design design;
   DesignInfo& info = design.info;
   info.target = key.target;
@@ -40,16 +40,11 @@ Result<Design> build_design(const DesignKey& key) {
   info.weight_layout = kWeightLayoutTiledNK;
 
   const std::vector<Instruction> program = {
-      {Opcode::kLoop, 0, 0, info.n_tiles},
-      {Opcode::kZeroAcc, 0, 0, 0},
-      {Opcode::kLoop, 1, 0, info.k_tiles},
-      {Opcode::kLoadA, 1, 0, 0},
-      {Opcode::kLoadW, 0, 1, 0},
-      {Opcode::kMac, 0, 0, 0},
-      {Opcode::kEndLoop, 0, 0, 0},
-      {Opcode::kStoreC, 0, 0, 0},
-      {Opcode::kEndLoop, 0, 0, 0},
-      {Opcode::kHalt, 0, 0, 0},
+      {Opcode::kLoop, 0, 0, info.n_tiles}, {Opcode::kZeroAcc, 0, 0, 0},
+      {Opcode::kLoop, 1, 0, info.k_tiles}, {Opcode::kLoadA, 1, 0, 0},
+      {Opcode::kLoadW, 0, 1, 0},           {Opcode::kMac, 0, 0, 0},
+      {Opcode::kEndLoop, 0, 0, 0},         {Opcode::kStoreC, 0, 0, 0},
+      {Opcode::kEndLoop, 0, 0, 0},         {Opcode::kHalt, 0, 0, 0},
   };
   design.program = encode_program(program);
   info.instruction_count = static_cast<uint32_t>(program.size());

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The design generator: builds the program and declaration of a design for the emu target.
 #pragma once
-#include "npu/design.h"
 #include "base/error.h"
+#include "npu/design.h"
 
 namespace onebit::npu {
 

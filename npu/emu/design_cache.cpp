@@ -79,7 +79,8 @@ Result<CachedDesign> DesignCache::get(const DesignKey& key) const {
   out.path = path;
   if (::access(path.c_str(), F_OK) != 0) {
     if (errno != ENOENT)
-      return make_error(ErrorCode::kDesign, "designs dir " + dir_ + ": cannot read " + path + ": " + std::strerror(errno));
+      return make_error(ErrorCode::kDesign,
+                        "designs dir " + dir_ + ": cannot read " + path + ": " + std::strerror(errno));
     Result<Design> built = build_design(key);
     if (!built) return make_error(ErrorCode::kDesign, "cannot build " + key.to_string() + ": " + built.error().reason);
     if (Status s = make_dirs(version_dir()); !s) return make_error(ErrorCode::kDesign, "designs dir: " + s.reason());

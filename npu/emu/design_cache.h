@@ -9,9 +9,9 @@
 #pragma once
 #include <string>
 
+#include "base/error.h"
 #include "npu/design.h"
 #include "npu/design_source.h"
-#include "base/error.h"
 
 namespace onebit::npu {
 

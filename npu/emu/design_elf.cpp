@@ -6,8 +6,8 @@
 #include <type_traits>
 
 #include "base/checksum.h"
-#include "npu/emu/design_program.h"
 #include "base/regular_file.h"
+#include "npu/emu/design_program.h"
 
 namespace onebit::npu {
 
@@ -22,7 +22,7 @@ constexpr uint32_t kPtLoad = 1, kPtNote = 4;
 constexpr uint32_t kPfX = 0x1, kPfR = 0x4;
 constexpr size_t kEhdrBytes = 64, kPhdrBytes = 56, kShdrBytes = 64;
 constexpr uint16_t kPhnum = 2, kShnum = 4, kShstrndx = 3;
-constexpr size_t kNoteNameBytes = sizeof(kNoteOwner);  // 7, with the NUL
+constexpr size_t kNoteNameBytes = sizeof(kNoteOwner);   // 7, with the NUL
 constexpr size_t kNoteBytes = 12 + 8 + kNoteDescBytes;  // header + name padded to 4 + desc
 constexpr uint32_t kMaxKTile = 4096, kMaxNTile = 1024;
 
@@ -73,7 +73,9 @@ auto writer(std::vector<uint8_t>& b, size_t off) {
   return [&b, off](size_t at, uint64_t value, int bytes) { put(b, off + at, value, bytes); };
 }
 auto reader(std::span<const uint8_t> b, size_t off) {
-  return [b, off](size_t at, auto& field, int bytes) { field = static_cast<std::remove_reference_t<decltype(field)>>(get(b, off + at, bytes)); };
+  return [b, off](size_t at, auto& field, int bytes) {
+    field = static_cast<std::remove_reference_t<decltype(field)>>(get(b, off + at, bytes));
+  };
 }
 
 void put_shdr(std::vector<uint8_t>& b, size_t off, const SectionHeader& s) { section_header_fields(s, writer(b, off)); }
@@ -214,13 +216,11 @@ std::vector<uint8_t> write_design_elf(const Design& design) {
   std::memcpy(b.data() + program_off, design.program.data(), program_size);
   std::memcpy(b.data() + shstrtab_off, shstrtab.data(), shstrtab.size());
 
-  put_shdr(b, shoff + 1 * kShdrBytes,
-           {name_note, kShtNote, kShfAlloc, note_off, note_off, kNoteBytes, 0, 0, 4, 0});
+  put_shdr(b, shoff + 1 * kShdrBytes, {name_note, kShtNote, kShfAlloc, note_off, note_off, kNoteBytes, 0, 0, 4, 0});
   put_shdr(b, shoff + 2 * kShdrBytes,
            {name_program, kShtProgbits, kShfAlloc | kShfExecinstr, program_off, program_off, program_size, 0, 0, 8,
             kInstructionBytes});
-  put_shdr(b, shoff + 3 * kShdrBytes,
-           {name_shstrtab, kShtStrtab, 0, 0, shstrtab_off, shstrtab.size(), 0, 0, 1, 0});
+  put_shdr(b, shoff + 3 * kShdrBytes, {name_shstrtab, kShtStrtab, 0, 0, shstrtab_off, shstrtab.size(), 0, 0, 1, 0});
   return b;
 }
 
@@ -256,7 +256,8 @@ Result<Design> parse_design_elf(std::span<const uint8_t> b) {
   for (size_t i = 0; i < kShdrBytes; ++i)
     if (b[shoff + i] != 0) return reject("section 0 is not the null section");
   for (size_t i = 1; i < kShnum; ++i) {
-    if (sh[i].link != 0 || sh[i].info != 0) return reject("section " + std::to_string(i) + ": sh_link/sh_info not zero");
+    if (sh[i].link != 0 || sh[i].info != 0)
+      return reject("section " + std::to_string(i) + ": sh_link/sh_info not zero");
     if (!in_file(sh[i].offset, sh[i].size, size))
       return reject("section " + std::to_string(i) + " [" + std::to_string(sh[i].offset) + ", +" +
                     std::to_string(sh[i].size) + ") runs past the end of the " + std::to_string(size) +

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "npu/design.h"
 #include "base/error.h"
+#include "npu/design.h"
 
 namespace onebit::npu {
 
-constexpr uint16_t kElfMachineOnebit = 0x0b17;  // not an assigned EM_* value
+constexpr uint16_t kElfMachineOnebit = 0x0b17;      // not an assigned EM_* value
 constexpr uint32_t kNoteTypeOnebitDesign = 0x0b17;  // clear of the generic NT_* values readelf names
 constexpr char kNoteOwner[] = "onebit";
 constexpr size_t kNoteDescBytes = 64;

@@ -26,11 +26,16 @@ bool known_opcode(uint8_t op) {
 // How many register operands an opcode uses (the others must be zero).
 int register_operands(Opcode op) {
   switch (op) {
-    case Opcode::kLoop: return 1;
-    case Opcode::kLoadA: return 1;
-    case Opcode::kLoadW: return 2;
-    case Opcode::kStoreC: return 1;
-    default: return 0;
+    case Opcode::kLoop:
+      return 1;
+    case Opcode::kLoadA:
+      return 1;
+    case Opcode::kLoadW:
+      return 2;
+    case Opcode::kStoreC:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -42,14 +47,22 @@ Error bad(size_t index, const std::string& why) {
 
 const char* opcode_name(Opcode op) {
   switch (op) {
-    case Opcode::kLoop: return "LOOP";
-    case Opcode::kEndLoop: return "END_LOOP";
-    case Opcode::kZeroAcc: return "ZERO_ACC";
-    case Opcode::kLoadA: return "LOAD_A";
-    case Opcode::kLoadW: return "LOAD_W";
-    case Opcode::kMac: return "MAC";
-    case Opcode::kStoreC: return "STORE_C";
-    case Opcode::kHalt: return "HALT";
+    case Opcode::kLoop:
+      return "LOOP";
+    case Opcode::kEndLoop:
+      return "END_LOOP";
+    case Opcode::kZeroAcc:
+      return "ZERO_ACC";
+    case Opcode::kLoadA:
+      return "LOAD_A";
+    case Opcode::kLoadW:
+      return "LOAD_W";
+    case Opcode::kMac:
+      return "MAC";
+    case Opcode::kStoreC:
+      return "STORE_C";
+    case Opcode::kHalt:
+      return "HALT";
   }
   return "?";
 }
@@ -165,9 +178,14 @@ std::string disassemble(const std::vector<Instruction>& program) {
     text.append(static_cast<size_t>(2 * (depth > 0 ? depth : 0)), ' ');
     text += opcode_name(in.op);
     switch (register_operands(in.op)) {
-      case 1: text += " r" + std::to_string(in.r0); break;
-      case 2: text += " r" + std::to_string(in.r0) + ", r" + std::to_string(in.r1); break;
-      default: break;
+      case 1:
+        text += " r" + std::to_string(in.r0);
+        break;
+      case 2:
+        text += " r" + std::to_string(in.r0) + ", r" + std::to_string(in.r1);
+        break;
+      default:
+        break;
     }
     if (in.op == Opcode::kLoop) text += ", " + std::to_string(in.imm);
     text += '\n';

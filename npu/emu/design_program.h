@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "npu/design.h"
 #include "base/error.h"
+#include "npu/design.h"
 
 namespace onebit::npu {
 

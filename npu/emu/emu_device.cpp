@@ -221,8 +221,8 @@ class EmuDevice final : public Device {
     if (injected_failure() == InjectedFailure::kDesign)
       return make_error(ErrorCode::kDesign, what + "injected design load failure (ONEBIT_NPU_FAIL=design)");
     if (design.info.target != Target::kEmu)
-      return make_error(ErrorCode::kDesign, what + "built for target " + target_name(design.info.target) +
-                                                ", this device runs emu");
+      return make_error(ErrorCode::kDesign,
+                        what + "built for target " + target_name(design.info.target) + ", this device runs emu");
     if (fnv1a64(design.program.data(), design.program.size()) != design.info.program_checksum)
       return make_error(ErrorCode::kDesign, what + "program checksum mismatch");
     Result<std::vector<Instruction>> program = decode_program(design.program, design.info);
@@ -247,10 +247,11 @@ class EmuDevice final : public Device {
     const DesignInfo& info = design->info();
     const size_t a_need = size_t(info.m_block) * info.K, c_need = size_t(info.m_block) * info.N * 4;
     if (args.a_offset > a->size() || a_need > a->size() - args.a_offset)
-      return make_error(ErrorCode::kLaunch, "A BO too small for m_block rows at offset " + std::to_string(args.a_offset));
+      return make_error(ErrorCode::kLaunch,
+                        "A BO too small for m_block rows at offset " + std::to_string(args.a_offset));
     if (args.c_offset % 4 != 0 || args.c_offset > c->size() || c_need > c->size() - args.c_offset)
-      return make_error(ErrorCode::kLaunch, "C BO too small or misaligned for m_block rows at offset " +
-                                                std::to_string(args.c_offset));
+      return make_error(ErrorCode::kLaunch,
+                        "C BO too small or misaligned for m_block rows at offset " + std::to_string(args.c_offset));
     if (w->size() < packed_weight_bytes(info.K, info.N, info.tiling))
       return make_error(ErrorCode::kLaunch, "W BO smaller than the design's packed weights");
 

@@ -35,7 +35,8 @@ Status execute_program(const std::vector<Instruction>& program, const DesignInfo
   const size_t tile_w_bytes = size_t(nt_size) * kt_size;
   if (mem.a_bytes < size_t(mb) * K) return fault("A view is smaller than m_block × K");
   if (mem.c_bytes < size_t(mb) * N * 4) return fault("C view is smaller than m_block × N × 4");
-  if (mem.w_bytes < size_t(info.n_tiles) * info.k_tiles * tile_w_bytes) return fault("W view is smaller than the packed weights");
+  if (mem.w_bytes < size_t(info.n_tiles) * info.k_tiles * tile_w_bytes)
+    return fault("W view is smaller than the packed weights");
 
   // The tile's local memories.
   std::vector<int8_t> a_tile(size_t(mb) * kt_size);

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/error.h"
 #include "npu/design.h"
 #include "npu/emu/design_program.h"
-#include "base/error.h"
 
 namespace onebit::npu {
 

@@ -24,10 +24,14 @@ std::optional<InjectedFailure> injected_failure_from_name(std::string_view name)
 
 const char* injected_failure_name(InjectedFailure failure) {
   switch (failure) {
-    case InjectedFailure::kNone: return "none";
-    case InjectedFailure::kDesign: return "design";
-    case InjectedFailure::kLaunch: return "launch";
-    case InjectedFailure::kTimeout: return "timeout";
+    case InjectedFailure::kNone:
+      return "none";
+    case InjectedFailure::kDesign:
+      return "design";
+    case InjectedFailure::kLaunch:
+      return "launch";
+    case InjectedFailure::kTimeout:
+      return "timeout";
   }
   return "none";
 }

@@ -10,6 +10,7 @@ packaging convention asks::
     so.add_provider_for_devices(onebit.register(), {})
     session = ort.InferenceSession("model.onnx", sess_options=so)
 """
+
 from __future__ import annotations
 
 import gc
@@ -22,8 +23,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import onnxruntime
 
-__all__ = ["MIN_ORT_VERSION", "REGISTRATION_NAME", "__version__", "get_ep_name", "get_ep_names",
-           "get_library_path", "register", "unregister"]
+__all__ = [
+    "MIN_ORT_VERSION",
+    "REGISTRATION_NAME",
+    "__version__",
+    "get_ep_name",
+    "get_ep_names",
+    "get_library_path",
+    "register",
+    "unregister",
+]
 
 # Equal to the library's version (its EP factory's GetVersion): both come from include/onebit_ep.h.
 __version__: str = importlib.metadata.version("onnxruntime-ep-onebit")
@@ -64,9 +73,11 @@ def _check_ort_version(version: str) -> None:
         raise RuntimeError(f"onnxruntime-ep-onebit cannot read the onnxruntime version {version!r}") from None
     if (major, minor) < MIN_ORT_VERSION:
         needed = ".".join(map(str, MIN_ORT_VERSION))
-        raise RuntimeError(f"onnxruntime-ep-onebit {__version__} needs onnxruntime {needed} or newer "
-                           f"(ORT API {MIN_ORT_VERSION[1]}); this process has onnxruntime {version}: "
-                           f"pip install -U onnxruntime")
+        raise RuntimeError(
+            f"onnxruntime-ep-onebit {__version__} needs onnxruntime {needed} or newer "
+            f"(ORT API {MIN_ORT_VERSION[1]}); this process has onnxruntime {version}: "
+            f"pip install -U onnxruntime"
+        )
 
 
 # The registration register() made (its name), and every EP device it handed out, held weakly: ORT
@@ -98,8 +109,9 @@ def register(registration_name: str = REGISTRATION_NAME) -> list[onnxruntime.Ort
             _registered_as = registration_name
         devices = ours()
         if not devices:
-            raise RuntimeError(f"{get_library_path()} registered, but onnxruntime {ort.__version__} lists no "
-                               f"{_EP_NAME} device")
+            raise RuntimeError(
+                f"{get_library_path()} registered, but onnxruntime {ort.__version__} lists no {_EP_NAME} device"
+            )
         _handed_out.update(devices)
     return devices
 
@@ -114,13 +126,17 @@ def unregister() -> None:
 
     with _lock:
         if _registered_as is None:
-            raise RuntimeError("onnxruntime_ep_onebit.register() has not registered the EP library in this "
-                               "process: nothing to unregister")
+            raise RuntimeError(
+                "onnxruntime_ep_onebit.register() has not registered the EP library in this "
+                "process: nothing to unregister"
+            )
         gc.collect()  # devices held only by garbage cycles are not in use
         alive = len(_handed_out)
         if alive:
-            raise RuntimeError(f"{alive} {_EP_NAME} device(s) returned by register() are still referenced: "
-                               "drop them (and release the sessions made with them) before unregister(); "
-                               "onnxruntime frees the devices with the library")
+            raise RuntimeError(
+                f"{alive} {_EP_NAME} device(s) returned by register() are still referenced: "
+                "drop them (and release the sessions made with them) before unregister(); "
+                "onnxruntime frees the devices with the library"
+            )
         ort.unregister_execution_provider_library(_registered_as)
         _registered_as = None

@@ -34,9 +34,12 @@ std::optional<JsonObject> expected_object(const std::string& text) {
   JsonObject object;
   for (const auto& [key, value] : **members) {
     JsonScalar scalar;
-    if (const double* d = std::get_if<double>(&value.v)) scalar = *d;
-    else if (const std::string* s = std::get_if<std::string>(&value.v)) scalar = *s;
-    else return std::nullopt;
+    if (const double* d = std::get_if<double>(&value.v))
+      scalar = *d;
+    else if (const std::string* s = std::get_if<std::string>(&value.v))
+      scalar = *s;
+    else
+      return std::nullopt;
     if (!object.emplace(key, scalar).second) return std::nullopt;
   }
   return object;
@@ -47,8 +50,8 @@ std::optional<JsonObject> expected_object(const std::string& text) {
 bool check_against_reference(const std::string& text) {
   const Result<JsonObject> parsed = parse_json_object(text, "fuzz.json");
   const std::optional<JsonObject> expected = expected_object(text);
-  EXPECT_EQ(parsed.ok(), expected.has_value()) << "text: " << json_string(text)
-                                               << (parsed.ok() ? "" : "\nerror: " + parsed.error().reason);
+  EXPECT_EQ(parsed.ok(), expected.has_value())
+      << "text: " << json_string(text) << (parsed.ok() ? "" : "\nerror: " + parsed.error().reason);
   if (parsed.ok() && expected) {
     EXPECT_EQ(*parsed, *expected) << json_string(text);
     for (const auto& [key, value] : *parsed)
@@ -161,7 +164,8 @@ TEST(JsonTable, AcceptedCasesParseToTheReferenceValues) {
     EXPECT_TRUE(check_against_reference(c.text));
   }
   // Values by hand, where the reference and the parser could share a mistake.
-  const Result<JsonObject> numbers = parse_json_object(R"({"z": -0, "d": 4.9e-324, "u": 1e-400, "m": 1.7976931348623157e308})", "t");
+  const Result<JsonObject> numbers =
+      parse_json_object(R"({"z": -0, "d": 4.9e-324, "u": 1e-400, "m": 1.7976931348623157e308})", "t");
   ASSERT_TRUE(numbers) << numbers.error().reason;
   EXPECT_TRUE(std::signbit(std::get<double>(numbers->at("z"))));
   EXPECT_EQ(std::get<double>(numbers->at("d")), 4.9e-324);
@@ -196,12 +200,51 @@ const std::string kCostFile =
     "  \"dram_gbps\": 80,\n  \"int8_tops\": 10\n}\n";
 
 // Pieces a mutation inserts: the hard cases of the table, as fragments.
-const std::vector<std::string> kFragments = {
-    "0050", "-0", "1e999", "-1e309", "1e-400", "4.9e-324", "1e400000000000000000000", "1.", ".5", "+1", "0x1", "NaN",
-    "Infinity", "\\t", "\\u0000", "\\ud800", "\\udc00\\ud800", "\\ud83d\\ude00", "\\u12", "\\", "\t", std::string(1, '\0'),
-    "\x01", "\xFF", "\x80", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82", "\xEF\xBB\xBF", "\f", "\"",
-    "\"a\": 1,", "\"launch_us\": 1,", "{", "}", "[", "]", ",", ":", "true", "null", std::string(200, '['),
-    std::string(5000, 'x'), std::string(70'000, ' ')};
+const std::vector<std::string> kFragments = {"0050",
+                                             "-0",
+                                             "1e999",
+                                             "-1e309",
+                                             "1e-400",
+                                             "4.9e-324",
+                                             "1e400000000000000000000",
+                                             "1.",
+                                             ".5",
+                                             "+1",
+                                             "0x1",
+                                             "NaN",
+                                             "Infinity",
+                                             "\\t",
+                                             "\\u0000",
+                                             "\\ud800",
+                                             "\\udc00\\ud800",
+                                             "\\ud83d\\ude00",
+                                             "\\u12",
+                                             "\\",
+                                             "\t",
+                                             std::string(1, '\0'),
+                                             "\x01",
+                                             "\xFF",
+                                             "\x80",
+                                             "\xC0\xAF",
+                                             "\xED\xA0\x80",
+                                             "\xF4\x90\x80\x80",
+                                             "\xE2\x82",
+                                             "\xEF\xBB\xBF",
+                                             "\f",
+                                             "\"",
+                                             "\"a\": 1,",
+                                             "\"launch_us\": 1,",
+                                             "{",
+                                             "}",
+                                             "[",
+                                             "]",
+                                             ",",
+                                             ":",
+                                             "true",
+                                             "null",
+                                             std::string(200, '['),
+                                             std::string(5000, 'x'),
+                                             std::string(70'000, ' ')};
 
 std::string mutate(std::string text, std::mt19937& rng) {
   const auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
@@ -256,7 +299,8 @@ TEST(JsonFuzz, StringWriterOutputIsStrictJsonAndRoundTrips) {
   int changed = 0;
   for (int i = 0; i < kStrings; ++i) {
     std::string bytes(std::uniform_int_distribution<size_t>(0, 40)(rng), '\0');
-    for (char& b : bytes) b = static_cast<char>(rng() % (i % 2 ? 256 : 0x24));  // odd: any byte; even: controls, '"', '#'
+    for (char& b : bytes)
+      b = static_cast<char>(rng() % (i % 2 ? 256 : 0x24));  // odd: any byte; even: controls, '"', '#'
     if (i % 3 == 0 && !bytes.empty()) bytes.insert(rng() % bytes.size(), kFragments[rng() % kFragments.size()]);
     const std::string written = json_string(bytes);
     const std::optional<JsonValue> read = StrictJson::parse(written);

@@ -99,7 +99,8 @@ TEST(RegularFileKinds, UnreadableFileIsRefused) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const Result<std::vector<uint8_t>> bytes = ::setuid(65534) == 0 ? read_regular_file(path, 100) : make_error(ErrorCode::kIo, "setuid");
+    const Result<std::vector<uint8_t>> bytes =
+        ::setuid(65534) == 0 ? read_regular_file(path, 100) : make_error(ErrorCode::kIo, "setuid");
     ::_exit(!bytes && bytes.error().reason == want ? 0 : 1);
   }
   int status = 0;

@@ -2,6 +2,8 @@
 // Opening the files the EP is pointed at: regular files only, never blocking, size-bounded, and
 // every error names the path and the errno. ctest gives this suite a time limit, so a FIFO that
 // blocks fails it instead of hanging.
+#include "base/regular_file.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "base/regular_file.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {
@@ -49,7 +50,8 @@ TEST(RegularFile, FifoIsRefusedWithoutBlocking) {
   const std::string fifo = tmp.file("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   expect_error(read_regular_file(fifo, 100).status(), fifo + ": a FIFO, expected a regular file");
-  expect_error(open_regular_file(fifo, FileAccess::kReadWriteCreate).status(), fifo + ": a FIFO, expected a regular file");
+  expect_error(open_regular_file(fifo, FileAccess::kReadWriteCreate).status(),
+               fifo + ": a FIFO, expected a regular file");
   // For writing with no reader, open itself fails (ENXIO) rather than waiting for one.
   expect_error(open_regular_file(fifo, FileAccess::kWriteTruncate).status(),
                fifo + ": cannot open: No such device or address (errno 6)");

@@ -56,7 +56,8 @@ class StrictJson {
       out.v = std::move(text);
       return true;
     }
-    for (const auto& [word, literal] : {std::pair<const char*, JsonValue>{"null", {nullptr}}, {"true", {true}}, {"false", {false}}}) {
+    for (const auto& [word, literal] :
+         {std::pair<const char*, JsonValue>{"null", {nullptr}}, {"true", {true}}, {"false", {false}}}) {
       if (s_.compare(i_, std::char_traits<char>::length(word), word) == 0) {
         i_ += std::char_traits<char>::length(word);
         out = literal;
@@ -139,12 +140,26 @@ class StrictJson {
       if (++i_ >= s_.size()) return false;
       const char e = s_[i_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           long cp = hex4();
           if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;
@@ -157,7 +172,8 @@ class StrictJson {
           onebit::npu::append_utf8(out, static_cast<char32_t>(cp));
           break;
         }
-        default: return false;
+        default:
+          return false;
       }
     }
     return false;
@@ -168,7 +184,10 @@ class StrictJson {
     long v = 0;
     for (int k = 0; k < 4; ++k) {
       const char h = s_[i_++];
-      const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      const int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
       if (d < 0) return -1;
       v = v * 16 + d;
     }

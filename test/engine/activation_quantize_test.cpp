@@ -60,8 +60,10 @@ size_t expect_dynamic_matches(const std::vector<float>& x, int64_t M, int64_t K,
   onebit::PreparedActivation a;
   std::vector<uint8_t> x_q(x.size(), 0xA5);
   const auto q = onebit::quantize_activation(x.data(), M, K, nullptr, group, a, x_q.data(), tasks.runner());
-  if (std::isnan(want.scale)) EXPECT_TRUE(std::isnan(q.scale));
-  else EXPECT_EQ(q.scale, want.scale);
+  if (std::isnan(want.scale))
+    EXPECT_TRUE(std::isnan(q.scale));
+  else
+    EXPECT_EQ(q.scale, want.scale);
   EXPECT_EQ(q.zero_point, want.zero_point);
   EXPECT_EQ(x_q, want_q);
   expect_same(a, want_a);
@@ -121,7 +123,8 @@ TEST(ActivationQuantize, NoRowsAndNoRunner) {
   std::vector<uint8_t> want_q(x.size());
   const auto want = onebit::dynamic_quantize(x.data(), x.size(), want_q.data());
   onebit::quantize_activation(x.data(), M, K, nullptr, KGroup::Quads, a, nullptr, {});
-  expect_same(a, onebit::prepare_activation({want_q.data(), onebit::QType::Uint8, want.zero_point, M}, K, KGroup::Quads));
+  expect_same(a,
+              onebit::prepare_activation({want_q.data(), onebit::QType::Uint8, want.zero_point, M}, K, KGroup::Quads));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // MatMul batch broadcasting against a batched weight: output dims and which entries pair up.
-#include <gtest/gtest.h>
-
 #include "engine/batch_broadcast.h"
+
+#include <gtest/gtest.h>
 
 namespace onebit {
 namespace {

@@ -81,7 +81,7 @@ TEST(ActivationMatmulPolicy, MeasuredRuleClaimsLargeDeclaredShapesOnly) {
   EXPECT_NE(activation_matmul_decline(measured, 512, 512, 128, false), "");  // level, not faster
   EXPECT_NE(activation_matmul_decline(measured, -1, 1024, 64, false), "");   // a symbolic sequence length
   EXPECT_NE(activation_matmul_decline(measured, 512, 512, -1, false), "");
-  EXPECT_NE(activation_matmul_decline(measured, 1, 1024, 64, false), "");    // one query row (decode)
+  EXPECT_NE(activation_matmul_decline(measured, 1, 1024, 64, false), "");  // one query row (decode)
   EXPECT_EQ(activation_matmul_decline(ActivationMatmuls::All, -1, 8, -1, false), "");
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // call_shape: how a call's activation (and a per-call B) map onto a group, and the caller's
 // mistakes it refuses with a message naming the group, the operand and why.
+#include "engine/call_shape.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/call_shape.h"
 #include "engine/invalid_call.h"
 
 namespace onebit {
@@ -53,9 +54,11 @@ TEST(CallShape, ABatchedWeightBroadcastsAgainstTheActivation) {
 TEST(CallShape, AnActivationThatDoesNotFitIsRefusedByName) {
   EXPECT_EQ(refusal(group(64, 24), {2, 63}),
             "onebit: MatMul 'proj': activation of shape [2,63] int8 does not match the weight's K=64");
-  EXPECT_EQ(refusal(group(64, 24), {64}), "onebit: MatMul 'proj': activation of shape [64] int8 has an unsupported rank");
-  EXPECT_EQ(refusal(group(8, 5, {3}), {2, 4, 8}),
-            "onebit: MatMul 'proj': activation of shape [2,4,8] int8 does not broadcast with the weight's batch dims [3]");
+  EXPECT_EQ(refusal(group(64, 24), {64}),
+            "onebit: MatMul 'proj': activation of shape [64] int8 has an unsupported rank");
+  EXPECT_EQ(
+      refusal(group(8, 5, {3}), {2, 4, 8}),
+      "onebit: MatMul 'proj': activation of shape [2,4,8] int8 does not broadcast with the weight's batch dims [3]");
   FusedGroup quantizing = group(64, 24);
   quantizing.x_source = ActivationSource::DynamicQuantizeLinear;
   EXPECT_EQ(refusal(quantizing, {1, 2, 3, 4, 64}),
@@ -76,7 +79,8 @@ TEST(CallShape, APerCallBGivesTheCallsKAndNAndMustFitTheBias) {
   EXPECT_EQ(refusal(g, {2, 3, 16}, &b),
             "onebit: MatMul 'proj': B 'scores' of shape [2,16,7] uint8 has N=7 but the bias has 3 values");
   const Dims flat{16};
-  EXPECT_EQ(refusal(g, {2, 3, 16}, &flat), "onebit: MatMul 'proj': B 'scores' of shape [16] uint8 has an unsupported rank");
+  EXPECT_EQ(refusal(g, {2, 3, 16}, &flat),
+            "onebit: MatMul 'proj': B 'scores' of shape [16] uint8 has an unsupported rank");
   const Dims huge{kMaxK + 1, 7};
   EXPECT_NE(refusal(g, {3, kMaxK + 1}, &huge).find("has K > 33025"), std::string::npos);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The device circuit breaker on a controlled clock: opens after consecutive failures, lets one
 // probe through after the back-off, closes on success, doubles the back-off on failure.
-#include <gtest/gtest.h>
-
 #include "engine/device_breaker.h"
+
+#include <gtest/gtest.h>
 
 namespace onebit {
 namespace {

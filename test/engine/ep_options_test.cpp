@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The EP's provider options: defaults, every key, and the messages of bad keys and values.
+#include "engine/ep_options.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -7,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/ep_options.h"
 #include "engine/route_policy.h"
 
 namespace onebit {
@@ -93,19 +94,22 @@ TEST_F(EpOptionsTest, UnknownKeyListsTheValidOnes) {
 }
 
 TEST_F(EpOptionsTest, BadValuesNameTheKeyAndWhatIsValid) {
-  EXPECT_NE(error_of({{"device", "gpu"}}).find("device='gpu' is invalid; expected auto, emu or none"), std::string::npos);
+  EXPECT_NE(error_of({{"device", "gpu"}}).find("device='gpu' is invalid; expected auto, emu or none"),
+            std::string::npos);
   EXPECT_NE(error_of({{"min_device_rows", "-1"}}).find("min_device_rows='-1'"), std::string::npos);
   EXPECT_NE(error_of({{"min_device_rows", "8x"}}).find("an integer >= 0"), std::string::npos);
   EXPECT_NE(error_of({{"device_timeout_ms", "0"}}).find("device_timeout_ms='0'"), std::string::npos);
   EXPECT_NE(error_of({{"device_lock", "forever"}}).find("call or session"), std::string::npos);
   EXPECT_NE(error_of({{"trace", "yes"}}).find("trace='yes'"), std::string::npos);
-  EXPECT_NE(error_of({{"trace", "run"}}).find("expected 0, 1, or a trace file path (absolute, starting with ./ or ../, "
-                                               "or ending in .json)"),
+  EXPECT_NE(error_of({{"trace", "run"}})
+                .find("expected 0, 1, or a trace file path (absolute, starting with ./ or ../, "
+                      "or ending in .json)"),
             std::string::npos);
 }
 
 TEST(TracePathRule, TellsPathsFromTypos) {
-  for (const char* path : {"/t", "./t", "../t", "./", "a.json", "dir/run.json"}) EXPECT_TRUE(is_trace_path(path)) << path;
+  for (const char* path : {"/t", "./t", "../t", "./", "a.json", "dir/run.json"})
+    EXPECT_TRUE(is_trace_path(path)) << path;
   for (const char* typo : {"", "yes", "on", "t", "dir/run", ".json", "~/t", ".t"})
     EXPECT_FALSE(is_trace_path(typo)) << typo;
 }

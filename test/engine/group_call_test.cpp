@@ -35,7 +35,8 @@ struct Operands {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         int64_t sum = 0;
-        for (int64_t k = 0; k < K; ++k) sum += (x[m * K + k] - x_zero_point) * (int32_t(w[k * N + n]) - b_zero_points[n]);
+        for (int64_t k = 0; k < K; ++k)
+          sum += (x[m * K + k] - x_zero_point) * (int32_t(w[k * N + n]) - b_zero_points[n]);
         acc[m * N + n] = static_cast<int32_t>(sum);
       }
     return acc;
@@ -47,14 +48,15 @@ struct Operands {
     g.N = N;
     g.x_zero_point = x_zero_point;
     g.epilogue.kind = OutputKind::Int32;  // y = acc: the accumulators are the output
-    g.weights.push_back(
-        std::make_shared<const PackedWeights>(pack_weights(w.data(), QType::Uint8, K, N, false, b_zero_points.data(), N)));
+    g.weights.push_back(std::make_shared<const PackedWeights>(
+        pack_weights(w.data(), QType::Uint8, K, N, false, b_zero_points.data(), N)));
     return g;
   }
 };
 
 // One call of M rows of ops.x; the result of its one batch entry.
-CallResult call_group(FusedGroup& g, const CallResources& resources, const Operands& ops, int64_t M, std::vector<int32_t>& y) {
+CallResult call_group(FusedGroup& g, const CallResources& resources, const Operands& ops, int64_t M,
+                      std::vector<int32_t>& y) {
   CallInputs in;
   in.x = ops.x.data();
   const std::vector<CallResult> results = run_group(g, resources, call_shape(g, {M, K}, nullptr), in, {y.data()});

@@ -11,14 +11,14 @@ namespace {
 alignas(64) float aligned[16];
 
 TEST(HostLeg, StreamsOnlyLargeAlignedFloatOutputs) {
-  EXPECT_TRUE(onebit::streams_float_output(1024, 1536, aligned));   // 6 MiB
-  EXPECT_TRUE(onebit::streams_float_output(128, 3072, aligned));    // 1.5 MiB
-  EXPECT_TRUE(onebit::streams_float_output(256, 1024, aligned));    // exactly 1 MiB
-  EXPECT_FALSE(onebit::streams_float_output(255, 1024, aligned));   // just under
-  EXPECT_FALSE(onebit::streams_float_output(128, 1536, aligned));   // 768 KiB: stays in cache
-  EXPECT_FALSE(onebit::streams_float_output(1, 49152, aligned));    // one decode row
+  EXPECT_TRUE(onebit::streams_float_output(1024, 1536, aligned));       // 6 MiB
+  EXPECT_TRUE(onebit::streams_float_output(128, 3072, aligned));        // 1.5 MiB
+  EXPECT_TRUE(onebit::streams_float_output(256, 1024, aligned));        // exactly 1 MiB
+  EXPECT_FALSE(onebit::streams_float_output(255, 1024, aligned));       // just under
+  EXPECT_FALSE(onebit::streams_float_output(128, 1536, aligned));       // 768 KiB: stays in cache
+  EXPECT_FALSE(onebit::streams_float_output(1, 49152, aligned));        // one decode row
   EXPECT_FALSE(onebit::streams_float_output(1024, 1536, aligned + 1));  // y not 64-byte aligned
-  EXPECT_FALSE(onebit::streams_float_output(4096, 1000, aligned));  // rows of 4000 bytes
+  EXPECT_FALSE(onebit::streams_float_output(4096, 1000, aligned));      // rows of 4000 bytes
   EXPECT_FALSE(onebit::streams_float_output(0, 1536, aligned));
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where a call goes before the device is tried: no device, rows policy, routes table, designs.
-#include <gtest/gtest.h>
-
 #include "engine/route_policy.h"
+
+#include <gtest/gtest.h>
 
 namespace onebit {
 namespace {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The routes file: parsing, the "largest listed rows <= M" rule, and malformed lines.
+#include "engine/routes_table.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
-
-#include "engine/routes_table.h"
 
 namespace onebit {
 namespace {

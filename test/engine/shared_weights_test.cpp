@@ -24,7 +24,8 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
 
 bool same_bytes(const PackedWeights& a, const PackedWeights& b) {
   return a.K == b.K && a.N == b.N && a.group == b.group &&
-         std::vector<int8_t>(a.blocks.begin(), a.blocks.end()) == std::vector<int8_t>(b.blocks.begin(), b.blocks.end()) &&
+         std::vector<int8_t>(a.blocks.begin(), a.blocks.end()) ==
+             std::vector<int8_t>(b.blocks.begin(), b.blocks.end()) &&
          a.zero_point == b.zero_point && a.col_sum == b.col_sum;
 }
 
@@ -135,8 +136,16 @@ struct NBits {
   bool with_zero_points = true;
 
   NBitsWeights view() const {
-    return {K, N, bits, block_size, b.data(), int64_t(b.size()), scales.data(), int64_t(scales.size()),
-            with_zero_points ? zero_points.data() : nullptr, with_zero_points ? int64_t(zero_points.size()) : 0};
+    return {K,
+            N,
+            bits,
+            block_size,
+            b.data(),
+            int64_t(b.size()),
+            scales.data(),
+            int64_t(scales.size()),
+            with_zero_points ? zero_points.data() : nullptr,
+            with_zero_points ? int64_t(zero_points.size()) : 0};
   }
   std::shared_ptr<const PackedNBits> shared() const {
     std::string error;
@@ -181,7 +190,8 @@ TEST(SharedPackNbits, SharesExactlyWhenThePackedBytesAreEqual) {
     EXPECT_NE(p, base);
     PackedNBits own;
     ASSERT_EQ(pack_nbits_weights(changed->view(), own), "");
-    EXPECT_EQ(std::vector<uint8_t>(p->data.begin(), p->data.end()), std::vector<uint8_t>(own.data.begin(), own.data.end()));
+    EXPECT_EQ(std::vector<uint8_t>(p->data.begin(), p->data.end()),
+              std::vector<uint8_t>(own.data.begin(), own.data.end()));
   }
   EXPECT_NE(negative_zero.shared(), zero_scale.shared());
   EXPECT_NE(no_zero_points.shared(), symmetric.shared());

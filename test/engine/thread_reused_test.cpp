@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-thread reused scratch: a failed growth leaves a usable buffer behind.
+#include "engine/thread_reused.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 #include <new>
-
-#include "engine/thread_reused.h"
 
 namespace onebit {
 namespace {

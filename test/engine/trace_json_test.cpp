@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "ep/trace_file.h"
 #include "base/utf8.h"
+#include "ep/trace_file.h"
 #include "npu_test_util.h"
 #include "strict_json.h"
 
@@ -50,8 +50,9 @@ std::string random_bytes(std::mt19937& rng) {
 
 double hostile_double(std::mt19937& rng) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const double kCases[] = {std::nan(""), -std::nan(""), kInf, -kInf, -1, -0.0, 0, 4.9e-324, 2.2250738585072014e-308,
-                           1e-300, 0.5, 123456.789, 1e300, std::numeric_limits<double>::max()};
+  const double kCases[] = {
+      std::nan(""), -std::nan(""),           kInf,   -kInf, -1,         -0.0,  0,
+      4.9e-324,     2.2250738585072014e-308, 1e-300, 0.5,   123456.789, 1e300, std::numeric_limits<double>::max()};
   if (rng() % 3) return kCases[rng() % std::size(kCases)];
   const uint64_t bits = (uint64_t{rng()} << 32) | rng();  // NaN payloads, denormals, anything
   double d;
@@ -123,7 +124,8 @@ TEST(TraceJson, HostileValuesGiveStrictJsonHoldingThem) {
   }
   const JsonValue& other = member(*doc, "otherData");
   EXPECT_EQ(std::get<std::string>(member(other, "cost_model").v), npu::valid_utf8(cost_model));
-  std::printf("trace fuzz: %d events, %d times written, %d left out (not finite, or negative)\n", kEvents, times, left_out);
+  std::printf("trace fuzz: %d events, %d times written, %d left out (not finite, or negative)\n", kEvents, times,
+              left_out);
   EXPECT_GT(times, 0);
   EXPECT_GT(left_out, 0);
 }

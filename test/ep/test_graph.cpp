@@ -39,17 +39,31 @@ TestGraph& TestGraph::constant(const std::string& name, Type type, std::vector<i
   std::vector<uint8_t>& bytes = bytes_.emplace_back();
   for (double v : values) {
     switch (type) {
-      case kF32: put(bytes, static_cast<float>(v)); break;
-      case kF16: put(bytes, half_bits(v)); break;
-      case kI8: put(bytes, static_cast<int8_t>(v)); break;
-      case kU8: put(bytes, static_cast<uint8_t>(v)); break;
-      case kI16: put(bytes, static_cast<int16_t>(v)); break;
-      case kI32: put(bytes, static_cast<int32_t>(v)); break;
-      default: throw std::invalid_argument("test graph: no constants of " + type_name(type));
+      case kF32:
+        put(bytes, static_cast<float>(v));
+        break;
+      case kF16:
+        put(bytes, half_bits(v));
+        break;
+      case kI8:
+        put(bytes, static_cast<int8_t>(v));
+        break;
+      case kU8:
+        put(bytes, static_cast<uint8_t>(v));
+        break;
+      case kI16:
+        put(bytes, static_cast<int16_t>(v));
+        break;
+      case kI32:
+        put(bytes, static_cast<int32_t>(v));
+        break;
+      default:
+        throw std::invalid_argument("test graph: no constants of " + type_name(type));
     }
   }
   ConstTensor t{type, shape, bytes.data()};
-  if (t.count() != values.size()) throw std::invalid_argument("test graph: constant '" + name + "' has the wrong count");
+  if (t.count() != values.size())
+    throw std::invalid_argument("test graph: constant '" + name + "' has the wrong count");
   graph_.constants[name] = t;
   graph_.types[name] = ValueType{type, std::move(shape)};
   return *this;

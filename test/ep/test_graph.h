@@ -33,7 +33,8 @@ class TestGraph {
   // A value computed at run time (a graph input, a node's output); it is no longer a constant.
   TestGraph& value(const std::string& name, Type type, Shape shape);
   // A constant initializer of `type` holding `values` (float16: values exact in half).
-  TestGraph& constant(const std::string& name, Type type, std::vector<int64_t> shape, const std::vector<double>& values);
+  TestGraph& constant(const std::string& name, Type type, std::vector<int64_t> shape,
+                      const std::vector<double>& values);
   // Adds a node, or replaces the one of the same name.
   TestGraph& node(const std::string& op_type, const std::string& name, std::vector<std::string> inputs,
                   std::vector<std::string> outputs, std::map<std::string, int64_t> ints = {},
@@ -41,7 +42,7 @@ class TestGraph {
   TestGraph& remove_node(const std::string& name);
   TestGraph& int_attr(const std::string& node, const std::string& attr, int64_t value);
   TestGraph& float_attr(const std::string& node, const std::string& attr, float value);
-  TestGraph& remove_attr(const std::string& node, const std::string& attr);  // an int attribute
+  TestGraph& remove_attr(const std::string& node, const std::string& attr);           // an int attribute
   TestGraph& set_input(const std::string& node, size_t i, const std::string& value);  // "": absent
   TestGraph& set_output(const std::string& node, size_t i, const std::string& value);
   TestGraph& output(const std::string& name);  // marks a graph output

@@ -3,8 +3,8 @@
 // appends our EP device, runs a model with a deterministic int8/uint8 input [M, K] and prints
 // the output. test/python/test_c_host.py checks what it prints against exact arithmetic.
 #include <dlfcn.h>
-#include <onnxruntime_c_api.h>
 #include <onebit_ep.h>
+#include <onnxruntime_c_api.h>
 
 #include <cstdio>
 #include <cstring>
@@ -41,9 +41,12 @@ void print_output(const OrtValue* value) {
   check(api->GetTensorData(value, &data), "GetTensorData");
   std::printf("output:");
   for (size_t i = 0; i < count; ++i) {
-    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8) std::printf(" %d", static_cast<const int8_t*>(data)[i]);
-    else if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8) std::printf(" %u", static_cast<const uint8_t*>(data)[i]);
-    else std::printf(" %.9g", static_cast<const float*>(data)[i]);
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8)
+      std::printf(" %d", static_cast<const int8_t*>(data)[i]);
+    else if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8)
+      std::printf(" %u", static_cast<const uint8_t*>(data)[i]);
+    else
+      std::printf(" %.9g", static_cast<const float*>(data)[i]);
   }
   std::printf("\n");
 }

@@ -31,7 +31,7 @@ struct Model {
   std::vector<int32_t> x;  // M×K raw
   int32_t zx = 0;
   float s_x = 1.f;
-  std::vector<int32_t> w;  // K×N raw
+  std::vector<int32_t> w;   // K×N raw
   std::vector<int32_t> zw;  // 1 or N values
   std::vector<float> s_w;   // 1 or N values
   std::vector<float> bias;  // empty or N values
@@ -73,8 +73,8 @@ Model random_model(std::mt19937& rng, int64_t M, int64_t K, int64_t N, QType x_t
 // What the EP runs: pack, gemm, epilogue. Returns the output bytes.
 std::vector<uint8_t> run_data_path(const Model& md, bool w_is_nk) {
   const std::vector<uint8_t> w_bytes = encode(w_is_nk ? transpose(md.w, md.K, md.N) : md.w, md.w_type);
-  const onebit::PackedWeights packed = onebit::pack_weights(w_bytes.data(), md.w_type, md.K, md.N, w_is_nk,
-                                                            md.zw.data(), int64_t(md.zw.size()));
+  const onebit::PackedWeights packed =
+      onebit::pack_weights(w_bytes.data(), md.w_type, md.K, md.N, w_is_nk, md.zw.data(), int64_t(md.zw.size()));
   const std::vector<uint8_t> x_bytes = encode(md.x, md.x_type);
   onebit::Activation act;
   act.data = x_bytes.data();
@@ -156,7 +156,8 @@ TEST_P(DataPath, MatchesReferenceFromRawIntegers) {
             std::memcpy(&y, got.data() + i * sizeof(float), sizeof(float));
             const float want = ref.to_float(acc[i], n);
             ASSERT_EQ(std::bit_cast<uint32_t>(y), std::bit_cast<uint32_t>(want)) << "at [" << m << "][" << n << "]";
-            ASSERT_NEAR(double(y), real, 1e-6 * std::fabs(real) + 1e-12 * magnitude + 1e-30) << "at [" << m << "][" << n << "]";
+            ASSERT_NEAR(double(y), real, 1e-6 * std::fabs(real) + 1e-12 * magnitude + 1e-30)
+                << "at [" << m << "][" << n << "]";
           } else {
             const QRange r = output_range(out_kind);
             const int32_t y = out_kind == OutputKind::Uint8 ? int32_t(got[i]) : int32_t(int8_t(got[i]));

@@ -2,6 +2,8 @@
 // dynamic_quantize against hand-computed values and a plain one-element-at-a-time reference of
 // ONNX's DynamicQuantizeLinear, at sizes around the 8-, 16- and 64-lane blocks, with ±Inf and NaN
 // anywhere; quantize_rows_prepared against the same reference, laid out as the kernels read it.
+#include "kernels/dynamic_quantize.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,8 +12,6 @@
 #include <limits>
 #include <random>
 #include <vector>
-
-#include "kernels/dynamic_quantize.h"
 
 namespace onebit_test {
 namespace {
@@ -38,8 +38,10 @@ Reference reference(const std::vector<float>& x) {
   float lo = 0, hi = 0;
   bool nan = false;
   for (float v : x) {
-    if (std::isnan(v)) nan = true;
-    else lo = std::fmin(lo, v), hi = std::fmax(hi, v);
+    if (std::isnan(v))
+      nan = true;
+    else
+      lo = std::fmin(lo, v), hi = std::fmax(hi, v);
   }
   if (nan) return {std::numeric_limits<float>::quiet_NaN(), 255, std::vector<uint8_t>(x.size(), 0)};
   Reference r;
@@ -54,8 +56,10 @@ void expect_matches_reference(const std::vector<float>& x, const char* what) {
   std::vector<uint8_t> x_q(x.size(), 0xA5);
   const auto q = dynamic_quantize(x.data(), x.size(), x_q.data());
   const Reference r = reference(x);
-  if (std::isnan(r.scale)) EXPECT_TRUE(std::isnan(q.scale)) << what;
-  else EXPECT_EQ(q.scale, r.scale) << what;
+  if (std::isnan(r.scale))
+    EXPECT_TRUE(std::isnan(q.scale)) << what;
+  else
+    EXPECT_EQ(q.scale, r.scale) << what;
   EXPECT_EQ(q.zero_point, r.zero_point) << what;
   EXPECT_EQ(x_q, r.x_q) << what;
 }
@@ -65,7 +69,7 @@ TEST(DynamicQuantize, HandComputed) {
   std::vector<uint8_t> x_q(4);
   const auto q = dynamic_quantize(x.data(), x.size(), x_q.data());
   EXPECT_EQ(q.scale, 3.0f / 255.0f);
-  EXPECT_EQ(q.zero_point, 85);  // 1 / (3/255) = 85
+  EXPECT_EQ(q.zero_point, 85);                              // 1 / (3/255) = 85
   EXPECT_EQ(x_q, (std::vector<uint8_t>{0, 85, 255, 127}));  // 0.5 / float(3/255) = 42.4999... -> 42, + 85
 }
 
@@ -129,8 +133,10 @@ void expect_rows_prepared(const std::vector<float>& x, int64_t M, int64_t K, one
     for (int64_t k = 0; k < a.row_stride; ++k) {
       const int32_t want = k < K ? r.x_q[static_cast<size_t>(m * K + k)] + offset : 0;
       sum += want;
-      if (written) ASSERT_EQ(a.at(m, k), want) << what << " m=" << m << " k=" << k;
-      else ASSERT_EQ(a.at(m, k), group == onebit::KGroup::Quads ? 0xA5 : 0x5A5) << what << " untouched row " << m;
+      if (written)
+        ASSERT_EQ(a.at(m, k), want) << what << " m=" << m << " k=" << k;
+      else
+        ASSERT_EQ(a.at(m, k), group == onebit::KGroup::Quads ? 0xA5 : 0x5A5) << what << " untouched row " << m;
     }
     EXPECT_EQ(a.row_sum[static_cast<size_t>(m)], written ? sum : 12345) << what << " row sum " << m;
     for (int64_t k = 0; k < K && with_x_q; ++k)
@@ -173,7 +179,8 @@ TEST(QuantizeRowsPrepared, StaticScaleRoundsTiesToEvenAndSaturates) {
   for (const auto group : {onebit::KGroup::Pairs, onebit::KGroup::Quads}) {
     const int64_t M = 2, K = 45;
     std::vector<float> x(static_cast<size_t>(M * K));
-    for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i % 23) - 11.0f) * 0.25f + (i % 3 == 0 ? 0.0f : 40.0f * (i % 2 ? 1 : -1));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = (static_cast<float>(i % 23) - 11.0f) * 0.25f + (i % 3 == 0 ? 0.0f : 40.0f * (i % 2 ? 1 : -1));
     x[5] = 1e30f, x[50] = -1e30f, x[44] = 0.75f;  // 0.75 / 0.5 = 1.5: to 2
     expect_rows_prepared(x, M, K, group, 0, M, true, "static scale", with_values(x, {0.5f, 100, {}}));
   }

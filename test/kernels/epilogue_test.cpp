@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Epilogue::apply against hand-computed values and the double reference: float output,
 // int8/uint8 requantization (saturation, round half to even, zero point), int32 copy.
+#include "kernels/epilogue.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/epilogue.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -30,10 +31,14 @@ constexpr size_t kGuardBytes = 32;
 
 const char* kind_name(OutputKind k) {
   switch (k) {
-    case OutputKind::Float32: return "float32";
-    case OutputKind::Int8: return "int8";
-    case OutputKind::Uint8: return "uint8";
-    case OutputKind::Int32: return "int32";
+    case OutputKind::Float32:
+      return "float32";
+    case OutputKind::Int8:
+      return "int8";
+    case OutputKind::Uint8:
+      return "uint8";
+    case OutputKind::Int32:
+      return "int32";
   }
   return "?";
 }
@@ -163,7 +168,8 @@ TEST(EpilogueFloat32Steps, RoundsAfterEachStepLikeTheOperators) {
   for (auto& a : acc) a = acc_value(rng);
   Epilogue in_double;
   in_double.kind = OutputKind::Float32;
-  for (int64_t n = 0; n < N; ++n) in_double.scale.push_back(scale_value(rng)), in_double.bias.push_back(bias_value(rng));
+  for (int64_t n = 0; n < N; ++n)
+    in_double.scale.push_back(scale_value(rng)), in_double.bias.push_back(bias_value(rng));
   e = in_double;
   e.take_float32_steps();
   const std::vector<float> got = apply_guarded<float>(e, acc, M, N);
@@ -415,9 +421,15 @@ std::vector<int32_t> random_accumulators(std::mt19937& rng, size_t count) {
   std::uniform_int_distribution<int32_t> small(-5000, 5000), medium(-(1 << 20), 1 << 20), full(kMin, kMax);
   for (size_t i = 0; i < count; ++i) {
     switch (i % 3) {
-      case 0: acc[i] = small(rng); break;
-      case 1: acc[i] = medium(rng); break;
-      default: acc[i] = full(rng); break;
+      case 0:
+        acc[i] = small(rng);
+        break;
+      case 1:
+        acc[i] = medium(rng);
+        break;
+      default:
+        acc[i] = full(rng);
+        break;
     }
   }
   acc[0] = kMin;
@@ -453,8 +465,8 @@ TEST_P(EpilogueRandom, MatchesDoubleReference) {
       for (int64_t i = 0; i < M * N; ++i) {
         const float want = ref.to_float(acc[size_t(i)], i % N);
         ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(i)]), std::bit_cast<uint32_t>(want))
-            << "M=" << M << " N=" << N << " at [" << i / N << "][" << i % N << "] acc=" << acc[size_t(i)]
-            << " got " << got[size_t(i)] << " want " << want;
+            << "M=" << M << " N=" << N << " at [" << i / N << "][" << i % N << "] acc=" << acc[size_t(i)] << " got "
+            << got[size_t(i)] << " want " << want;
       }
     } else {
       const std::vector<int32_t> got = apply_quantized(e, acc, M, N);
@@ -475,7 +487,8 @@ TEST_P(EpilogueRandom, MatchesDoubleReference) {
 
 std::string random_name(const ::testing::TestParamInfo<RandomParam>& info) {
   const auto [kind, per_column, with_bias] = info.param;
-  return std::string(kind_name(kind)) + (per_column ? "_per_column" : "_per_tensor") + (with_bias ? "_bias" : "_no_bias");
+  return std::string(kind_name(kind)) + (per_column ? "_per_column" : "_per_tensor") +
+         (with_bias ? "_bias" : "_no_bias");
 }
 
 INSTANTIATE_TEST_SUITE_P(Outputs, EpilogueRandom,

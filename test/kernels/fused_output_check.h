@@ -28,8 +28,8 @@ struct GemmCase {
 // A kernel that fuses float outputs writes, for blocks [b0, b1), exactly what the epilogue in
 // float32 steps gives from the reference accumulators (bit for bit), touches nothing else of y,
 // and leaves acc alone; with `stream` (N a multiple of 16), through streaming stores.
-inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KGroup group, const GemmCase& c, int64_t b0,
-                                     int64_t b1, bool per_column, bool with_bias, bool stream = false) {
+inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KGroup group, const GemmCase& c,
+                                     int64_t b0, int64_t b1, bool per_column, bool with_bias, bool stream = false) {
   std::mt19937 rng(static_cast<uint32_t>(c.M * 131 + c.N));
   std::uniform_real_distribution<float> value(-0.02f, 0.02f);
   onebit::Epilogue e;
@@ -61,9 +61,8 @@ inline void check_fused_float_output(onebit::GemmBlocksKernel kernel, onebit::KG
   for (size_t i = 0; i < y.size(); ++i) {
     ASSERT_EQ(acc[i], 0x5a5a5a5a) << "acc written at " << i;
     ASSERT_EQ(std::memcmp(&y[i], &expected[i], sizeof(float)), 0)
-        << "M=" << c.M << " K=" << c.K << " N=" << c.N << " at " << i << ": " << y[i] << " vs "
-        << expected[i] << (per_column ? " per column" : " per tensor") << (with_bias ? ", bias" : "")
-        << (stream ? ", streamed" : "");
+        << "M=" << c.M << " K=" << c.K << " N=" << c.N << " at " << i << ": " << y[i] << " vs " << expected[i]
+        << (per_column ? " per column" : " per tensor") << (with_bias ? ", bias" : "") << (stream ? ", streamed" : "");
   }
 }
 

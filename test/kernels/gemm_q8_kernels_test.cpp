@@ -4,6 +4,8 @@
 // directly on sub-ranges of column blocks, with values chosen where a 16-bit pair sum would
 // saturate (vpmaddubsw's trap: 2 · 255 · 128 > 32767) and at the int32 bound. A kernel this CPU
 // cannot run is skipped by name, so the log shows what was not covered.
+#include "kernels/gemm_q8_kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,9 +14,8 @@
 #include <random>
 #include <string>
 
-#include "kernels/cpu_features.h"
-#include "kernels/gemm_q8_kernels.h"
 #include "fused_output_check.h"
+#include "kernels/cpu_features.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -50,8 +51,8 @@ void check_kernel(const HostKernel& kernel, const Case& c, int64_t b0, int64_t b
       if (expect == Expect::Exact) {
         ASSERT_TRUE(want[i] >= INT32_MIN && want[i] <= INT32_MAX) << "test case out of int32: " << want[i];
       }
-      const int64_t expected = (n >= n0 && n < n1) ? int64_t(static_cast<int32_t>(uint32_t(uint64_t(want[i]))))
-                                                   : kSentinel;
+      const int64_t expected =
+          (n >= n0 && n < n1) ? int64_t(static_cast<int32_t>(uint32_t(uint64_t(want[i])))) : kSentinel;
       ASSERT_EQ(acc[i], expected) << kernel.name << " M=" << c.M << " K=" << c.K << " N=" << c.N << " m=" << m
                                   << " n=" << n << " blocks [" << b0 << "," << b1 << ")";
     }
@@ -119,14 +120,14 @@ TEST_P(GemmKernels, RandomShapesMatchReference) {
   std::mt19937 rng(42);
   for (int64_t M : {0, 1, 3, 4, 5, 9, 31, 33, 128})
     for (int64_t K : {1, 2, 3, 4, 5, 31, 64, 257})
-      for (int64_t N : {1, 15, 16, 17, 33, 40}) check_all_columns(*kernel_, random_case(rng, x_type(), w_type(), M, K, N));
+      for (int64_t N : {1, 15, 16, 17, 33, 40})
+        check_all_columns(*kernel_, random_case(rng, x_type(), w_type(), M, K, N));
 }
 
 TEST_P(GemmKernels, EveryZeroPointKindMatchesReference) {
   std::mt19937 rng(44);
   for (ZeroPoints zps : {ZeroPoints::None, ZeroPoints::PerTensor, ZeroPoints::PerColumn})
-    for (int64_t M : {1, 4, 13})
-      check_all_columns(*kernel_, random_case(rng, x_type(), w_type(), M, 97, 35, zps));
+    for (int64_t M : {1, 4, 13}) check_all_columns(*kernel_, random_case(rng, x_type(), w_type(), M, 97, 35, zps));
 }
 
 TEST_P(GemmKernels, FullRangeValuesMatchReference) {
@@ -165,8 +166,10 @@ TEST_P(GemmKernels, FusedFloatOutputEqualsTheEpilogue) {
         const Case c = random_case(rng, x_type(), w_type(), M, 37, N);
         const int64_t blocks = (N + onebit::kBlockN - 1) / onebit::kBlockN;
         check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2);
-        if (blocks > 2) check_fused_float_output(kernel_->run, kernel_->group, c, 1, blocks - 1, variant & 1, variant & 2);
-        if (N % 16 == 0) check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2, true);
+        if (blocks > 2)
+          check_fused_float_output(kernel_->run, kernel_->group, c, 1, blocks - 1, variant & 1, variant & 2);
+        if (N % 16 == 0)
+          check_fused_float_output(kernel_->run, kernel_->group, c, 0, blocks, variant & 1, variant & 2, true);
       }
 }
 
@@ -182,7 +185,8 @@ TEST_P(GemmKernels, AccumulatorsAtTheInt32LimitDoNotOverflow) {
   for (int64_t M : {1, 2, 5})
     for (bool same_sign : {true, false})
       for (bool x_high : {false, true})
-        check_all_columns(*kernel_, extreme_case(x_type(), w_type(), M, onebit::kMaxK, M == 1 ? 81 : 17, same_sign, x_high));
+        check_all_columns(*kernel_,
+                          extreme_case(x_type(), w_type(), M, onebit::kMaxK, M == 1 ? 81 : 17, same_sign, x_high));
 }
 
 // Past the bound the worst case no longer fits int32 (the EP refuses such a K). Every kernel
@@ -251,8 +255,10 @@ class KernelEnv : public ::testing::Test {
     if (had_) saved_ = v;
   }
   void TearDown() override {
-    if (had_) setenv("ONEBIT_KERNEL", saved_.c_str(), 1);
-    else unsetenv("ONEBIT_KERNEL");
+    if (had_)
+      setenv("ONEBIT_KERNEL", saved_.c_str(), 1);
+    else
+      unsetenv("ONEBIT_KERNEL");
   }
   bool had_ = false;
   std::string saved_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // pack_weights + gemm_q8_host against the int64 reference over shapes, types, zero points,
 // weight layouts and worst-case values.
+#include "kernels/gemm_q8.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/gemm_q8.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -29,12 +30,18 @@ enum class ZpMode { None, PerTensor, PerTensorLow, PerTensorHigh, PerColumn, Per
 
 const char* zp_name(ZpMode z) {
   switch (z) {
-    case ZpMode::None: return "zp_null";
-    case ZpMode::PerTensor: return "zp_tensor";
-    case ZpMode::PerTensorLow: return "zp_tensor_min";
-    case ZpMode::PerTensorHigh: return "zp_tensor_max";
-    case ZpMode::PerColumn: return "zp_column";
-    case ZpMode::PerColumnExtremes: return "zp_column_extremes";
+    case ZpMode::None:
+      return "zp_null";
+    case ZpMode::PerTensor:
+      return "zp_tensor";
+    case ZpMode::PerTensorLow:
+      return "zp_tensor_min";
+    case ZpMode::PerTensorHigh:
+      return "zp_tensor_max";
+    case ZpMode::PerColumn:
+      return "zp_column";
+    case ZpMode::PerColumnExtremes:
+      return "zp_column_extremes";
   }
   return "?";
 }
@@ -59,10 +66,18 @@ WeightZeroPoints make_zero_points(ZpMode mode, QType t, int64_t N, std::mt19937&
     z.per_column.assign(static_cast<size_t>(N), v);
   };
   switch (mode) {
-    case ZpMode::None: z.per_column.assign(static_cast<size_t>(N), 0); break;
-    case ZpMode::PerTensor: per_tensor(random_value(rng, t)); break;
-    case ZpMode::PerTensorLow: per_tensor(r.lo); break;
-    case ZpMode::PerTensorHigh: per_tensor(r.hi); break;
+    case ZpMode::None:
+      z.per_column.assign(static_cast<size_t>(N), 0);
+      break;
+    case ZpMode::PerTensor:
+      per_tensor(random_value(rng, t));
+      break;
+    case ZpMode::PerTensorLow:
+      per_tensor(r.lo);
+      break;
+    case ZpMode::PerTensorHigh:
+      per_tensor(r.hi);
+      break;
     case ZpMode::PerColumn:
       z.stored = random_values(rng, static_cast<size_t>(N), t);
       z.count = N;
@@ -71,7 +86,8 @@ WeightZeroPoints make_zero_points(ZpMode mode, QType t, int64_t N, std::mt19937&
     case ZpMode::PerColumnExtremes: {
       const int32_t cycle[3] = {r.lo, r.hi, middle_of(t)};
       z.stored.resize(static_cast<size_t>(N));
-      for (int64_t n = 0; n < N; ++n) z.stored[static_cast<size_t>(n)] = n % 4 == 3 ? random_value(rng, t) : cycle[n % 4];
+      for (int64_t n = 0; n < N; ++n)
+        z.stored[static_cast<size_t>(n)] = n % 4 == 3 ? random_value(rng, t) : cycle[n % 4];
       z.count = N;
       z.per_column = z.stored;
       break;
@@ -84,10 +100,14 @@ WeightZeroPoints make_zero_points(ZpMode mode, QType t, int64_t N, std::mt19937&
 int32_t activation_zero_point(size_t case_index, QType t, std::mt19937& rng) {
   const QRange r = range_of(t);
   switch (case_index % 4) {
-    case 0: return r.lo;
-    case 1: return r.hi;
-    case 2: return middle_of(t);
-    default: return random_value(rng, t);
+    case 0:
+      return r.lo;
+    case 1:
+      return r.hi;
+    case 2:
+      return middle_of(t);
+    default:
+      return random_value(rng, t);
   }
 }
 
@@ -104,9 +124,8 @@ struct GemmOperands {
 
 std::string describe(const GemmOperands& o) {
   std::ostringstream s;
-  s << "x " << name_of(o.x_type) << " zx=" << o.zx << ", w " << name_of(o.w_type)
-    << (o.w_is_nk ? " N×K" : " K×N") << " zp_count=" << o.zw.count << ", M=" << o.M << " K=" << o.K
-    << " N=" << o.N;
+  s << "x " << name_of(o.x_type) << " zx=" << o.zx << ", w " << name_of(o.w_type) << (o.w_is_nk ? " N×K" : " K×N")
+    << " zp_count=" << o.zw.count << ", M=" << o.M << " K=" << o.K << " N=" << o.N;
   return s.str();
 }
 
@@ -130,8 +149,7 @@ std::string describe(const GemmOperands& o) {
   for (size_t i = 0; i < cells; ++i) {
     if (int64_t(acc[i]) != want[i]) {
       return ::testing::AssertionFailure()
-             << describe(o) << ": acc[" << i / o.N << "][" << i % o.N << "] = " << acc[i]
-             << ", reference " << want[i];
+             << describe(o) << ": acc[" << i / o.N << "][" << i % o.N << "] = " << acc[i] << ", reference " << want[i];
     }
   }
   for (size_t i = cells; i < acc.size(); ++i) {
@@ -152,8 +170,7 @@ class GemmQ8Sweep : public ::testing::TestWithParam<SweepParam> {};
 TEST_P(GemmQ8Sweep, MatchesInt64Reference) {
   const auto [x_type, w_type, w_is_nk, zp_mode] = GetParam();
   // One seed per parameter combination, so a failure reproduces on its own.
-  std::mt19937 rng(1000u * unsigned(zp_mode) + 100u * unsigned(x_type) + 10u * unsigned(w_type) +
-                   unsigned(w_is_nk));
+  std::mt19937 rng(1000u * unsigned(zp_mode) + 100u * unsigned(x_type) + 10u * unsigned(w_type) + unsigned(w_is_nk));
   const int64_t Ks[] = {1, 3, 17, 64, 100, 1023};
   const int64_t Ns[] = {1, 5, 31, 64, 129};
   const int64_t Ms[] = {0, 1, 7, 36, 100};
@@ -181,17 +198,15 @@ TEST_P(GemmQ8Sweep, MatchesInt64Reference) {
 
 std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
   const auto [x_type, w_type, w_is_nk, zp_mode] = info.param;
-  return std::string("x_") + name_of(x_type) + "_w_" + name_of(w_type) + (w_is_nk ? "_nk_" : "_kn_") +
-         zp_name(zp_mode);
+  return std::string("x_") + name_of(x_type) + "_w_" + name_of(w_type) + (w_is_nk ? "_nk_" : "_kn_") + zp_name(zp_mode);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCombinations, GemmQ8Sweep,
                          ::testing::Combine(::testing::Values(QType::Int8, QType::Uint8),
-                                            ::testing::Values(QType::Int8, QType::Uint8),
-                                            ::testing::Bool(),
-                                            ::testing::Values(ZpMode::None, ZpMode::PerTensor,
-                                                              ZpMode::PerTensorLow, ZpMode::PerTensorHigh,
-                                                              ZpMode::PerColumn, ZpMode::PerColumnExtremes)),
+                                            ::testing::Values(QType::Int8, QType::Uint8), ::testing::Bool(),
+                                            ::testing::Values(ZpMode::None, ZpMode::PerTensor, ZpMode::PerTensorLow,
+                                                              ZpMode::PerTensorHigh, ZpMode::PerColumn,
+                                                              ZpMode::PerColumnExtremes)),
                          sweep_name);
 
 // ---------------------------------------------------------------------------------------------
@@ -321,10 +336,22 @@ GemmOperands worst_case(QType x_type, QType w_type, int64_t M, int64_t K, int64_
   for (int64_t n = 0; n < N; ++n) {
     int32_t w_value = 0, zp = 0;
     switch (n % 4) {
-      case 0: w_value = wr.lo; zp = wr.hi; break;  // w - zw = -255
-      case 1: w_value = wr.hi; zp = wr.lo; break;  // w - zw = +255
-      case 2: w_value = wr.lo; zp = wr.lo; break;  // w - zw = 0
-      default: w_value = wr.lo; zp = random_value(rng, w_type); break;
+      case 0:
+        w_value = wr.lo;
+        zp = wr.hi;
+        break;  // w - zw = -255
+      case 1:
+        w_value = wr.hi;
+        zp = wr.lo;
+        break;  // w - zw = +255
+      case 2:
+        w_value = wr.lo;
+        zp = wr.lo;
+        break;  // w - zw = 0
+      default:
+        w_value = wr.lo;
+        zp = random_value(rng, w_type);
+        break;
     }
     for (int64_t k = 0; k < K; ++k) o.w[size_t(k * N + n)] = n % 4 == 3 ? random_value(rng, w_type) : w_value;
     o.zw.stored[size_t(n)] = zp;
@@ -343,8 +370,7 @@ void check_worst_case(QType x_type, QType w_type, int64_t M, int64_t K, int64_t 
 
   const std::vector<uint8_t> w_bytes = encode(w_is_nk ? transpose(o.w, K, N) : o.w, w_type);
   const std::vector<uint8_t> x_bytes = encode(o.x, x_type);
-  const PackedWeights packed =
-      onebit::pack_weights(w_bytes.data(), w_type, K, N, w_is_nk, o.zw.pointer(), o.zw.count);
+  const PackedWeights packed = onebit::pack_weights(w_bytes.data(), w_type, K, N, w_is_nk, o.zw.pointer(), o.zw.count);
   Activation act;
   act.data = x_bytes.data();
   act.type = x_type;

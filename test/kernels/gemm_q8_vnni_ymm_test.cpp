@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
+#include "fused_output_check.h"
 #include "kernels/cpu_features.h"
 #include "kernels/gemm_q8_kernels.h"
-#include "fused_output_check.h"
 #include "reference_gemm.h"
 #include "test_operands.h"
 
@@ -24,8 +24,8 @@
 
 namespace {
 
-void gemm_q8_blocks_ymm_evex(const onebit::PreparedActivation& x, const onebit::PackedWeights& w,
-                             int64_t block_begin, int64_t block_end, int32_t* acc, int64_t acc_stride,
+void gemm_q8_blocks_ymm_evex(const onebit::PreparedActivation& x, const onebit::PackedWeights& w, int64_t block_begin,
+                             int64_t block_end, int32_t* acc, int64_t acc_stride,
                              const onebit::FusedFloatOutput* fused) {
   onebit::gemm_q8_blocks_vnni<onebit::Ymm</*kEvex=*/true>>(x, w, block_begin, block_end, acc, acc_stride, fused);
 }
@@ -65,7 +65,8 @@ TEST_P(VnniYmmTemplate, MatchesReference) {
       for (int64_t n = 0; n < N; ++n) {
         const auto i = static_cast<size_t>(m * N + n);
         ASSERT_EQ(acc[i], n >= n0 && n < n1 ? want[i] : 0x5a5a5a5a)
-            << "M=" << M << " K=" << K << " N=" << N << " m=" << m << " n=" << n << " blocks [" << b0 << "," << b1 << ")";
+            << "M=" << M << " K=" << K << " N=" << N << " m=" << m << " n=" << n << " blocks [" << b0 << "," << b1
+            << ")";
       }
   };
   for (int64_t M : {0, 1, 3, 4, 5, 7, 13, 33})
@@ -94,13 +95,22 @@ TEST_P(VnniYmmTemplate, FusedFloatOutputEqualsTheEpilogue) {
   for (int64_t M : {0, 1, 4, 5, 6, 7, 13})
     for (int64_t N : {1, 8, 16, 33})
       for (int variant = 0; variant < 4; ++variant) {
-        GemmCase c{xt, wt, M, 37, N, random_value(rng, xt), random_values(rng, size_t(M * 37), xt),
-                   random_values(rng, size_t(37 * N), wt), {}};
+        GemmCase c{xt,
+                   wt,
+                   M,
+                   37,
+                   N,
+                   random_value(rng, xt),
+                   random_values(rng, size_t(M * 37), xt),
+                   random_values(rng, size_t(37 * N), wt),
+                   {}};
         for (int64_t n = 0; n < N; ++n) c.zw.push_back(random_value(rng, wt));
         const int64_t blocks = (N + 15) / 16;
-        check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1, variant & 2);
+        check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1,
+                                 variant & 2);
         if (N % 16 == 0)
-          check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1, variant & 2, true);
+          check_fused_float_output(gemm_q8_blocks_ymm_evex, onebit::KGroup::Quads, c, 0, blocks, variant & 1,
+                                   variant & 2, true);
       }
 }
 

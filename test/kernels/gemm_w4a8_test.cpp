@@ -27,8 +27,16 @@ struct ModelWeights {
   std::vector<float> scales;
 
   NBitsWeights view(bool with_zero_points) const {
-    return {K, N, bits, block_size, b.data(), int64_t(b.size()), scales.data(), int64_t(scales.size()),
-            with_zero_points ? zero_points.data() : nullptr, with_zero_points ? int64_t(zero_points.size()) : 0};
+    return {K,
+            N,
+            bits,
+            block_size,
+            b.data(),
+            int64_t(b.size()),
+            scales.data(),
+            int64_t(scales.size()),
+            with_zero_points ? zero_points.data() : nullptr,
+            with_zero_points ? int64_t(zero_points.size()) : 0};
   }
   int32_t weight(int64_t k, int64_t n) const {
     const uint8_t* column = b.data() + n * k_blocks * block_size * bits / 8;
@@ -65,8 +73,8 @@ std::vector<float> random_activation(int64_t M, int64_t K, std::mt19937& rng) {
 
 // The contract of gemm_w4a8.h, step by step.
 struct ReferenceQuantized {
-  std::vector<int32_t> q;      // M × K
-  std::vector<float> scale;    // M × k_blocks
+  std::vector<int32_t> q;    // M × K
+  std::vector<float> scale;  // M × k_blocks
 };
 
 ReferenceQuantized reference_quantize(const std::vector<float>& x, int64_t M, int64_t K, int64_t bs) {

@@ -2,6 +2,8 @@
 // page_out: never changes what memory holds (anonymous, a private file mapping, a page written
 // after mapping), and gives back the resident pages of a clean file mapping — ORT's external
 // initializers once the EP has packed them.
+#include "kernels/page_out.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -12,8 +14,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include "kernels/page_out.h"
 
 namespace {
 

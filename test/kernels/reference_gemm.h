@@ -11,9 +11,8 @@ namespace onebit_test {
 
 // acc[m][n] = sum_k (x[m][k] - zx) * (w[k][n] - zw[n]), in int64 so it cannot overflow.
 // x is M×K row-major, w is K×N row-major, zw holds N values.
-inline std::vector<int64_t> reference_gemm(const std::vector<int32_t>& x, int32_t zx,
-                                           const std::vector<int32_t>& w, const std::vector<int32_t>& zw,
-                                           int64_t M, int64_t K, int64_t N) {
+inline std::vector<int64_t> reference_gemm(const std::vector<int32_t>& x, int32_t zx, const std::vector<int32_t>& w,
+                                           const std::vector<int32_t>& zw, int64_t M, int64_t K, int64_t N) {
   std::vector<int64_t> acc(static_cast<size_t>(M * N), 0);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {

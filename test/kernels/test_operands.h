@@ -16,9 +16,7 @@ struct QRange {
   int32_t hi;
 };
 
-inline QRange range_of(onebit::QType t) {
-  return t == onebit::QType::Uint8 ? QRange{0, 255} : QRange{-128, 127};
-}
+inline QRange range_of(onebit::QType t) { return t == onebit::QType::Uint8 ? QRange{0, 255} : QRange{-128, 127}; }
 
 inline const char* name_of(onebit::QType t) { return t == onebit::QType::Uint8 ? "uint8" : "int8"; }
 

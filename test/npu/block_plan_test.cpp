@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // plan_blocks: covering M rows with launches of the available block sizes.
+#include "npu/block_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "npu/block_plan.h"
 
 namespace onebit::npu {
 namespace {

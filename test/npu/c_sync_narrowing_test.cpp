@@ -162,8 +162,7 @@ TEST(CSyncNarrowing, ProfilePrintsAtExit) {
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
   EXPECT_NE(err.find("onebit-npu sync profile (emulator timings):"), std::string::npos) << err;
-  EXPECT_NE(err.find("C from device narrowed: 3 syncs, " + std::to_string(3 * 5 * N * 4) + " bytes"),
-            std::string::npos)
+  EXPECT_NE(err.find("C from device narrowed: 3 syncs, " + std::to_string(3 * 5 * N * 4) + " bytes"), std::string::npos)
       << err;
   EXPECT_NE(err.find("A to device: 3 syncs, " + std::to_string(3 * 5 * K) + " bytes"), std::string::npos) << err;
   EXPECT_NE(err.find("C from device whole: 0 syncs"), std::string::npos) << err;

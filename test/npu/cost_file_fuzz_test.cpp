@@ -30,9 +30,24 @@ const Constant kConstants[] = {{"launch_us", 1e-3, 1e6},
                                {"dram_gbps", 1e-3, 1e5},
                                {"int8_tops", 1e-3, 1e5}};
 
-const double kValues[] = {4.9e-324,  2.2250738585072014e-308, 1e-308,  1e-6,  0.00099999999999999991, 1e-3,
-                          0.5,       50,                      1e5,     100000.00000000001, 1e6,      1000000.0000000001,
-                          1e300,     1.7976931348623157e308,  0,       -0.0,  -1,                     -1e308};
+const double kValues[] = {4.9e-324,
+                          2.2250738585072014e-308,
+                          1e-308,
+                          1e-6,
+                          0.00099999999999999991,
+                          1e-3,
+                          0.5,
+                          50,
+                          1e5,
+                          100000.00000000001,
+                          1e6,
+                          1000000.0000000001,
+                          1e300,
+                          1.7976931348623157e308,
+                          0,
+                          -0.0,
+                          -1,
+                          -1e308};
 
 TEST(CostFileFuzz, ExtremeConstantsAreRefusedByKeyOrGiveFiniteTimes) {
   onebit_npu_test::TempDir tmp;

@@ -5,7 +5,6 @@
 #include "npu/cost_model.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <cmath>
@@ -63,9 +62,7 @@ TEST(CostModel, ComputeBoundWhenTheArrayIsSlow) {
   EXPECT_NEAR(t.launch_us, 1.0, 1e-12);
 }
 
-TEST(CostModel, NoRowsCostNothing) {
-  EXPECT_EQ(model_rows(preset("xdna1"), 1024, 1024, 0, kBlocks).total_us(), 0.0);
-}
+TEST(CostModel, NoRowsCostNothing) { EXPECT_EQ(model_rows(preset("xdna1"), 1024, 1024, 0, kBlocks).total_us(), 0.0); }
 
 TEST(CostModel, MonotonicInRowsKAndN) {
   for (const char* name : {"xdna1", "xdna2"}) {
@@ -105,7 +102,7 @@ struct HostTime {
   double one_row_ms, rows_256_ms;
 };
 constexpr HostTime kQwen3Host[] = {
-    {1024, 1024, 0.0324, 8.70}, {1024, 2048, 0.0561, 15.47}, {1024, 3072, 0.0580, 23.03},
+    {1024, 1024, 0.0324, 8.70},  {1024, 2048, 0.0561, 15.47}, {1024, 3072, 0.0580, 23.03},
     {2048, 1024, 0.0393, 13.70}, {3072, 1024, 0.0566, 22.48},
 };
 
@@ -140,7 +137,8 @@ TEST(CostModel, UnknownGenerationIsAnError) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(m.error().reason.find("xdna3"), std::string::npos);
-  EXPECT_NE(m.error().reason.find("expected xdna1, xdna2 or a cost file (*.json)"), std::string::npos) << m.error().reason;
+  EXPECT_NE(m.error().reason.find("expected xdna1, xdna2 or a cost file (*.json)"), std::string::npos)
+      << m.error().reason;
 }
 
 TEST(CostModel, ReferenceRuleNamesEachGenerationOrAFile) {
@@ -150,10 +148,12 @@ TEST(CostModel, ReferenceRuleNamesEachGenerationOrAFile) {
     EXPECT_FALSE(is_cost_file(name)) << name;
   }
   for (const char* file : {"costs.json", "/a/b.json", ".json"}) EXPECT_TRUE(is_cost_file(file)) << file;
-  for (const char* other : {"", "xdna3", "XDNA1", "costs.JSON", "costs.json5"}) EXPECT_FALSE(is_cost_model_reference(other)) << other;
+  for (const char* other : {"", "xdna3", "XDNA1", "costs.JSON", "costs.json5"})
+    EXPECT_FALSE(is_cost_model_reference(other)) << other;
 }
 
-const char* kFull = R"({"generation": "mine", "launch_us": 40, "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})";
+const char* kFull =
+    R"({"generation": "mine", "launch_us": 40, "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})";
 
 TEST(CostFile, ReadsJsonNumberForms) {
   Result<CostModel> m = cost_model_from_json(
@@ -183,13 +183,14 @@ void expect_error(const std::string& text, std::initializer_list<const char*> na
   Result<CostModel> m = cost_model_from_json(text, "bad.json");
   ASSERT_FALSE(m.ok()) << text;
   EXPECT_EQ(m.error().code, ErrorCode::kInvalidArgument);
-  for (const char* name : names) EXPECT_NE(m.error().reason.find(name), std::string::npos) << name << " in " << m.error().reason;
+  for (const char* name : names)
+    EXPECT_NE(m.error().reason.find(name), std::string::npos) << name << " in " << m.error().reason;
 }
 
 TEST(CostFile, EachMissingKeyIsNamed) {
   const std::pair<const char*, const char*> entries[] = {{"generation", "\"mine\""}, {"launch_us", "40"},
-                                                         {"sync_call_us", "5"},        {"sync_gbps", "25"},
-                                                         {"dram_gbps", "80"},          {"int8_tops", "10"}};
+                                                         {"sync_call_us", "5"},      {"sync_gbps", "25"},
+                                                         {"dram_gbps", "80"},        {"int8_tops", "10"}};
   for (const auto& [missing, unused] : entries) {
     std::string text = "{";
     for (const auto& [key, value] : entries)
@@ -200,21 +201,27 @@ TEST(CostFile, EachMissingKeyIsNamed) {
 }
 
 TEST(CostFile, BadValuesAndKeysAreNamed) {
-  expect_error(R"({"generation": "g", "launch_us": "fifty", "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})",
-               {"\"launch_us\"", "positive number"});
-  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 0, "dram_gbps": 80, "int8_tops": 10})",
-               {"\"sync_gbps\"", "positive number"});
-  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": -1, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
-               {"\"sync_call_us\""});
-  expect_error(R"({"generation": 3, "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
-               {"\"generation\"", "string"});
-  expect_error(R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10, "tops": 3})",
-               {"unknown key", "\"tops\""});
+  expect_error(
+      R"({"generation": "g", "launch_us": "fifty", "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})",
+      {"\"launch_us\"", "positive number"});
+  expect_error(
+      R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 0, "dram_gbps": 80, "int8_tops": 10})",
+      {"\"sync_gbps\"", "positive number"});
+  expect_error(
+      R"({"generation": "g", "launch_us": 50, "sync_call_us": -1, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
+      {"\"sync_call_us\""});
+  expect_error(
+      R"({"generation": 3, "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
+      {"\"generation\"", "string"});
+  expect_error(
+      R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10, "tops": 3})",
+      {"unknown key", "\"tops\""});
 }
 
 TEST(CostFile, MalformedJsonSaysWhere) {
   expect_error("", {"bad.json:1:1", "expected '{'"});
-  expect_error("{\"generation\": \"g\",\n \"launch_us\" 50}", {"bad.json:2:14", "expected ':' after key \"launch_us\""});
+  expect_error("{\"generation\": \"g\",\n \"launch_us\" 50}",
+               {"bad.json:2:14", "expected ':' after key \"launch_us\""});
   expect_error(R"({"generation": "g", "launch_us": [50]})", {"\"launch_us\"", "number or a string"});
   expect_error(R"({"generation": "g", "launch_us": true})", {"\"launch_us\""});
   expect_error(R"({"generation": "g" "launch_us": 1})", {"expected ',' or '}' after the value of \"generation\""});

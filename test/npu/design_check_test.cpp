@@ -2,6 +2,8 @@
 // A design that passes every load check but computes something else is rejected by its check
 // run: the mutation adversarial testing found (the accumulator reset moved inside the depth loop,
 // checksum recomputed) gives wrong sums once K spans two depth tiles.
+#include "npu/design_check.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,11 +11,10 @@
 #include <random>
 
 #include "base/checksum.h"
+#include "npu/device_gemm.h"
 #include "npu/emu/design_cache.h"
-#include "npu/design_check.h"
 #include "npu/emu/design_elf.h"
 #include "npu/emu/design_program.h"
-#include "npu/device_gemm.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {
@@ -26,7 +27,8 @@ using onebit_npu_test::must_build;
 Design reset_inside_depth_loop(Design design) {
   Result<std::vector<Instruction>> program = decode_program(design.program, design.info);
   EXPECT_TRUE(program);
-  auto zero = std::find_if(program->begin(), program->end(), [](const Instruction& i) { return i.op == Opcode::kZeroAcc; });
+  auto zero =
+      std::find_if(program->begin(), program->end(), [](const Instruction& i) { return i.op == Opcode::kZeroAcc; });
   EXPECT_TRUE(zero != program->end() && std::next(zero)->op == Opcode::kLoop);
   std::iter_swap(zero, std::next(zero));
   design.program = encode_program(*program);
@@ -47,10 +49,12 @@ TEST_F(DesignCheck, AccumulatorResetInsideTheDepthLoopIsRejected) {
     const std::vector<int8_t> w = onebit_npu_test::random_int8(rng, size_t(K) * N);
     GemmOptions options;
     options.block_sizes = {m_block};
-    Result<std::unique_ptr<DeviceGemm>> gemm = DeviceGemm::create_from_designs(*device_, {bad}, w.data(), WeightLayout::kKN, options);
+    Result<std::unique_ptr<DeviceGemm>> gemm =
+        DeviceGemm::create_from_designs(*device_, {bad}, w.data(), WeightLayout::kKN, options);
     ASSERT_FALSE(gemm) << "m_block " << m_block;
     EXPECT_EQ(gemm.error().code, ErrorCode::kDesign);
-    EXPECT_NE(gemm.error().reason.find("design emu 512x40 m" + std::to_string(m_block) + " computes C["), std::string::npos)
+    EXPECT_NE(gemm.error().reason.find("design emu 512x40 m" + std::to_string(m_block) + " computes C["),
+              std::string::npos)
         << gemm.error().reason;
   }
 }
@@ -71,7 +75,8 @@ TEST_F(DesignCheck, FromTheCacheTheWrongDesignFailsAndTheRightOneRuns) {
   const std::vector<int8_t> w = onebit_npu_test::random_int8(rng, size_t(K) * N);
   GemmOptions options;
   options.block_sizes = {4};
-  Result<std::unique_ptr<DeviceGemm>> gemm = DeviceGemm::create(*device_, cache, K, N, w.data(), WeightLayout::kKN, options);
+  Result<std::unique_ptr<DeviceGemm>> gemm =
+      DeviceGemm::create(*device_, cache, K, N, w.data(), WeightLayout::kKN, options);
   ASSERT_FALSE(gemm);
   EXPECT_EQ(gemm.error().code, ErrorCode::kDesign) << gemm.error().reason;
 
@@ -94,16 +99,24 @@ std::vector<Instruction> mutate(std::vector<Instruction> p, std::mt19937& rng) {
     case 0:
       if (at + 1 < p.size()) std::swap(p[at], p[at + 1]);
       break;
-    case 1: p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), p[at]); break;
-    case 2: p.erase(p.begin() + static_cast<std::ptrdiff_t>(at)); break;
+    case 1:
+      p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), p[at]);
+      break;
+    case 2:
+      p.erase(p.begin() + static_cast<std::ptrdiff_t>(at));
+      break;
     case 3: {
       static constexpr Opcode kOps[] = {Opcode::kLoop,  Opcode::kEndLoop, Opcode::kZeroAcc, Opcode::kLoadA,
                                         Opcode::kLoadW, Opcode::kMac,     Opcode::kStoreC,  Opcode::kHalt};
       p[at].op = kOps[pick(std::size(kOps))];
       break;
     }
-    case 4: (pick(2) ? p[at].r0 : p[at].r1) = static_cast<uint8_t>(pick(3)); break;
-    default: p[at].imm = static_cast<uint32_t>(pick(4)); break;
+    case 4:
+      (pick(2) ? p[at].r0 : p[at].r1) = static_cast<uint8_t>(pick(3));
+      break;
+    default:
+      p[at].imm = static_cast<uint32_t>(pick(4));
+      break;
   }
   return p;
 }

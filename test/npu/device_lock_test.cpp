@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cross-process device lock: never blocks, names the holder, is released when the holder
 // dies, and the per-call / per-session lease policies.
+#include "npu/device_lock.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -14,7 +16,6 @@
 
 #include "npu/device_gemm.h"
 #include "npu/emu/design_cache.h"
-#include "npu/device_lock.h"
 #include "npu/emu/emu_device.h"
 #include "npu/lock_policy.h"
 #include "npu_test_util.h"

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device selection: auto / emu / none, ONEBIT_DEVICE overriding the option.
+#include "npu/device_select.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "npu/device_select.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

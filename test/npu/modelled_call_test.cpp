@@ -6,8 +6,8 @@
 #include <random>
 
 #include "npu/cost_model.h"
-#include "npu/emu/design_builder.h"
 #include "npu/device_gemm.h"
+#include "npu/emu/design_builder.h"
 #include "npu/emu/design_cache.h"
 #include "npu_test_util.h"
 

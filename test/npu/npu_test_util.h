@@ -2,22 +2,21 @@
 // Helpers for the device runtime tests: seeded int8 operands, a plain reference GEMM, and
 // private temporary directories (designs cache, lock files) so tests never touch the user's.
 #pragma once
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
-#include <memory>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "npu/design.h"
 #include "npu/emu/design_builder.h"
 #include "npu/emu/emu_device.h"
-#include "base/error.h"
 
 namespace onebit_npu_test {
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """pytest configuration for the package tests: the wheel (dist-py/) in fresh virtual environments,
 the C/C++ SDK tarball (dist-sdk/) in a temporary prefix. scripts/check_package.sh builds both first."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -69,8 +70,23 @@ def make_venv(folder: pathlib.Path, *requirements: str) -> pathlib.Path:
     returns its python. This interpreter's pip installs into it: no pip bootstrap, no .pyc compile."""
     venv.create(folder, with_pip=False)
     python = folder / "bin" / "python"
-    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
-                             "--disable-pip-version-check", *requirements], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-compile",
+            "--disable-pip-version-check",
+            *requirements,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"pip install {' '.join(requirements)} into {folder} failed:\n{result.stderr}")
     return python
@@ -93,8 +109,9 @@ class QdqCase:
     """One exact QDQ group written as model.onnx, its input x.npy, and the exact expected output."""
 
     def __init__(self, folder: pathlib.Path, M: int = 5):
-        self.spec = qm.QdqSpec(K=48, N=20, x_type=np.int8, out_type=np.int8, bias="dq_int32",
-                               w_per_channel=True, name="package")
+        self.spec = qm.QdqSpec(
+            K=48, N=20, x_type=np.int8, out_type=np.int8, bias="dq_int32", w_per_channel=True, name="package"
+        )
         self.model = qm.build_qdq_group(self.spec)
         self.folder = folder
         (folder / "model.onnx").write_bytes(self.model.SerializeToString())
@@ -113,7 +130,8 @@ def qdq_case(tmp_path_factory) -> QdqCase:
 def ort_runtime_lib() -> str:
     """ORT 1.30 as onnxruntime-node ships it, for the C host (scripts/test.sh exports the path)."""
     path = os.environ.get("ONEBIT_ORT_LIB") or str(
-        REPO / "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1")
+        REPO / "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+    )
     if not os.path.isfile(path):
         pytest.fail(f"ORT library {path} not found: set ONEBIT_ORT_LIB")
     return path

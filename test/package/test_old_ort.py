@@ -2,13 +2,13 @@
 """An onnxruntime older than the library supports (1.23.2: ORT API 23, plugin EPs already
 registrable) gets a clear error at registration -- from the library itself when registered by
 path, and from register() before it tries -- and the process lives on."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 
 import pytest
-
 from conftest import OLD_ORT, header_define
 
 SCRIPT = """
@@ -39,12 +39,15 @@ def old_ort_run(venvs):
 def test_library_refuses_an_older_ort_at_registration(old_ort_run):
     version = header_define("ONEBIT_EP_VERSION")
     assert "by_path" in old_ort_run, old_ort_run
-    assert (f"onebit: OnebitExecutionProvider {version} needs ORT 1.24 or newer (ORT API 24); "
-            f"this process runs ORT {OLD_ORT.split('==')[1]}") in old_ort_run["by_path"], old_ort_run["by_path"]
+    assert (
+        f"onebit: OnebitExecutionProvider {version} needs ORT 1.24 or newer (ORT API 24); "
+        f"this process runs ORT {OLD_ORT.split('==')[1]}"
+    ) in old_ort_run["by_path"], old_ort_run["by_path"]
     assert old_ort_run["ours_listed"] == [] and old_ort_run["cpu_still_runs"], old_ort_run
 
 
 def test_register_helper_checks_the_version_first(old_ort_run):
     assert old_ort_run.get("helper") == (
         f"onnxruntime-ep-onebit {header_define('ONEBIT_EP_VERSION')} needs onnxruntime 1.24 or newer "
-        f"(ORT API 24); this process has onnxruntime {OLD_ORT.split('==')[1]}: pip install -U onnxruntime"), old_ort_run
+        f"(ORT API 24); this process has onnxruntime {OLD_ORT.split('==')[1]}: pip install -U onnxruntime"
+    ), old_ort_run

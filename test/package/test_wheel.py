@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The wheel onnxruntime-ep-onebit: what it holds, its manylinux tag, and the README's Python
 example run exactly in fresh virtual environments next to real onnxruntime releases."""
+
 from __future__ import annotations
 
 import email.parser
@@ -11,7 +12,6 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from conftest import REPO, SEEN, SUPPORTED_ORT, header_define
 
 GLIBC_FLOOR = (2, 28)  # what ORT itself needs: the wheel must not need more
@@ -28,10 +28,14 @@ def test_wheel_holds_the_library_and_nothing_of_ort(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         metadata = email.parser.Parser().parsestr(
-            z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode())
+            z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        )
     package = sorted(n for n in names if n.startswith("onnxruntime_ep_onebit/") and not n.endswith("/"))
-    assert package == ["onnxruntime_ep_onebit/__init__.py", "onnxruntime_ep_onebit/libonebit_ep.so",
-                       "onnxruntime_ep_onebit/py.typed"], names
+    assert package == [
+        "onnxruntime_ep_onebit/__init__.py",
+        "onnxruntime_ep_onebit/libonebit_ep.so",
+        "onnxruntime_ep_onebit/py.typed",
+    ], names
     assert not [n for n in names if "onnxruntime.so" in n or "libonnxruntime" in n], names
     assert metadata["Name"] == "onnxruntime-ep-onebit"
     assert metadata["Version"] == header_define("ONEBIT_EP_VERSION")
@@ -41,8 +45,12 @@ def test_wheel_holds_the_library_and_nothing_of_ort(wheel):
 def test_auditwheel_confirms_the_manylinux_tag(wheel):
     """auditwheel reads the library's versioned symbols: the tag in the file name must be the one
     they allow, and no newer than the glibc ORT itself needs."""
-    result = subprocess.run([REPO / "build" / "wheel-tools" / "bin" / "auditwheel", "show", wheel],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [REPO / "build" / "wheel-tools" / "bin" / "auditwheel", "show", wheel],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     text = " ".join(result.stdout.split())
     allowed = re.search(r'consistent with the following platform tag: "(manylinux_(\d+)_(\d+)_x86_64)"', text)
     assert allowed, text
@@ -72,11 +80,18 @@ def test_readme_example_runs_exactly_in_a_fresh_venv(tmp_path, venvs, qdq_case, 
     assert run["package_version"] == run["library_version"] == version
     assert run["ep_names"] == [run["ep_name"]] == [header_define("ONEBIT_EP_NAME")]
     [device] = run["devices"]
-    assert (device["ep_name"], device["vendor"], device["type"]) == (run["ep_name"], "onebit-ep",
-                                                                    "OrtHardwareDeviceType.CPU"), device
+    assert (device["ep_name"], device["vendor"], device["type"]) == (
+        run["ep_name"],
+        "onebit-ep",
+        "OrtHardwareDeviceType.CPU",
+    ), device
     assert device["metadata"]["version"] == version, device  # the factory's GetVersion
-    assert run["library_path"].startswith(str(python.parent.parent)) and run["library_path"].endswith("/libonebit_ep.so")
+    assert run["library_path"].startswith(str(python.parent.parent)) and run["library_path"].endswith(
+        "/libonebit_ep.so"
+    )
     assert device["metadata"].get("library_path", run["library_path"]) == run["library_path"], device
-    SEEN.append(f"{ort_requirement}: onnxruntime {run['ort_version']} ran the README example exactly on "
-                f"{run['providers'][0]} {version}")
+    SEEN.append(
+        f"{ort_requirement}: onnxruntime {run['ort_version']} ran the README example exactly on "
+        f"{run['providers'][0]} {version}"
+    )
     assert tuple(run["min_ort_version"]) == (1, run["library_api"]), (run["min_ort_version"], run["library_api"])

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The probe's result structure and the exactness check on tiny shapes (never its timings).
+#include "probes/shape_probe.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,7 +14,6 @@
 #include "npu/emu/design_cache.h"
 #include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
-#include "probes/shape_probe.h"
 #include "probes/spread.h"
 
 namespace onebit::probes {
@@ -173,8 +174,8 @@ TEST_F(ShapeProbe, ACostModelGivesTheModelledTimeOfEachRowsValue) {
     SCOPED_TRACE("rows " + std::to_string(row.rows));
     ASSERT_TRUE(row.device.has_value());
     ASSERT_TRUE(row.device->modelled.has_value());
-    const double expected = npu::model_rows(*npu::cost_model_for("xdna1"), 1024, 1024, row.rows,
-                                            std::vector<uint32_t>{32, 4}).total_us();
+    const double expected =
+        npu::model_rows(*npu::cost_model_for("xdna1"), 1024, 1024, row.rows, std::vector<uint32_t>{32, 4}).total_us();
     EXPECT_DOUBLE_EQ(row.device->modelled->total_us(), expected);
     ASSERT_TRUE(row.modelled_ratio.has_value());
     EXPECT_NEAR(*row.modelled_ratio, row.host.median_ms / (expected / 1e3), 1e-12);

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """pytest configuration for the cross-runtime tests (Python onnxruntime + the onebit EP)."""
+
 from __future__ import annotations
 
 import os
 import pathlib
 
+import ep_session
 import onnxruntime as ort
 import pytest
-
-import ep_session
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent

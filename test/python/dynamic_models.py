@@ -3,6 +3,7 @@
 and bench/bench_dynamic.py: MatMuls sharing one input, a small transformer encoder (BERT layout:
 attention with Q/K/V/output projections, LayerNorm, a GELU feed-forward, mean pooling), and
 attention's activation x activation MatMul with the three quantized forms ORT's quantizers give it."""
+
 from __future__ import annotations
 
 import pathlib
@@ -67,12 +68,18 @@ def encoder(layers=2, hidden=64, heads=4, ffn=256, seed=0) -> onnx.ModelProto:
     split_shape = const("split_heads", np.array([0, 0, heads, head], np.int64))
     merge_shape = const("merge_heads", np.array([0, 0, hidden], np.int64))
     scale = const("attention_scale", np.array(1 / np.sqrt(head), np.float32))
-    half, one, rsqrt2 = const("half", np.float32(0.5)), const("one", np.float32(1)), const("rsqrt2", np.float32(2**-0.5))
+    half, one, rsqrt2 = (
+        const("half", np.float32(0.5)),
+        const("one", np.float32(1)),
+        const("rsqrt2", np.float32(2**-0.5)),
+    )
 
     x = "x"
     for i in range(layers):
+
         def heads_of(t):
             return node("Transpose", [node("Reshape", [t, split_shape])], perm=[0, 2, 1, 3])
+
         q = heads_of(linear(x, f"l{i}.q", hidden, hidden))
         k = node("Transpose", [node("Reshape", [linear(x, f"l{i}.k", hidden, hidden), split_shape])], perm=[0, 2, 3, 1])
         v = heads_of(linear(x, f"l{i}.v", hidden, hidden))
@@ -83,14 +90,19 @@ def encoder(layers=2, hidden=64, heads=4, ffn=256, seed=0) -> onnx.ModelProto:
         gelu = node("Mul", [node("Mul", [up, half]), node("Add", [one, node("Erf", [node("Mul", [up, rsqrt2])])])])
         x = layer_norm(node("Add", [x, linear(gelu, f"l{i}.down", ffn, hidden)]), f"l{i}.ln2")
     nodes.append(helper.make_node("ReduceMean", [x], ["embedding"], name="pool", axes=[1], keepdims=0))
-    graph = helper.make_graph(nodes, "encoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                              ["batch", "seq", hidden])],
-                              [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, None)], inits)
+    graph = helper.make_graph(
+        nodes,
+        "encoder",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", hidden])],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, None)],
+        inits,
+    )
     return finish(graph)
 
 
-def dynamic_quantized(model, directory: pathlib.Path, per_channel=True, weight_type=QuantType.QInt8,
-                      reduce_range=False) -> onnx.ModelProto:
+def dynamic_quantized(
+    model, directory: pathlib.Path, per_channel=True, weight_type=QuantType.QInt8, reduce_range=False
+) -> onnx.ModelProto:
     """quantize_dynamic(model) as a new model (files in `directory`)."""
     src, dst = pathlib.Path(directory) / "float.onnx", pathlib.Path(directory) / "dynamic.onnx"
     onnx.save(model, src)
@@ -106,10 +118,15 @@ def attention_matmul(a_shape, b_shape, probabilities=False) -> onnx.ModelProto:
         nodes.append(helper.make_node("Softmax", ["a"], ["p"], name="softmax", axis=-1))
         a = "p"
     nodes.append(helper.make_node("MatMul", [a, "b"], ["y"], name="attention_matmul"))
-    graph = helper.make_graph(nodes, "attention_matmul",
-                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a_shape)),
-                               helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b_shape))],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        nodes,
+        "attention_matmul",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a_shape)),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, list(b_shape)),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     return finish(graph)
 
 
@@ -134,7 +151,13 @@ def activation_quantized(model, directory: pathlib.Path, form: str, calibration=
     if form == "dynamic":
         quantize_dynamic(src, dst, extra_options={"MatMulConstBOnly": False})
     else:
-        quantize_static(src, dst, _Feeds(calibration), op_types_to_quantize=["MatMul"],
-                        quant_format=QuantFormat.QOperator if form == "qlinear" else QuantFormat.QDQ,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        quantize_static(
+            src,
+            dst,
+            _Feeds(calibration),
+            op_types_to_quantize=["MatMul"],
+            quant_format=QuantFormat.QOperator if form == "qlinear" else QuantFormat.QDQ,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+        )
     return onnx.load(dst)

@@ -6,6 +6,7 @@ device and the requested provider options, runs it, releases it, and returns the
 together with the EP's trace counters (the line the EP prints to stderr when a session with
 trace=1 is released) and the provider assignment ORT records for the session.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,6 +25,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, numpy_helper
+
 
 def header_define(name: str) -> str:
     """A string #define of the library's public header (include/onebit_ep.h): written once there."""
@@ -53,14 +55,14 @@ def ep_lib_path() -> str:
     """The EP library named by ONEBIT_EP_LIB; fails the calling test if it is unusable."""
     path = os.environ.get("ONEBIT_EP_LIB")
     if not path:
-        pytest.fail("ONEBIT_EP_LIB is not set: point it at the built libonebit_ep.so (absolute path)",
-                    pytrace=False)
+        pytest.fail("ONEBIT_EP_LIB is not set: point it at the built libonebit_ep.so (absolute path)", pytrace=False)
     if not os.path.isabs(path):
-        pytest.fail(f"ONEBIT_EP_LIB must be an absolute path (ORT resolves relative paths against its "
-                    f"own folder): {path!r}", pytrace=False)
+        pytest.fail(
+            f"ONEBIT_EP_LIB must be an absolute path (ORT resolves relative paths against its own folder): {path!r}",
+            pytrace=False,
+        )
     if not os.path.isfile(path):
-        pytest.fail(f"ONEBIT_EP_LIB names a file that does not exist: {path!r} (build the EP first)",
-                    pytrace=False)
+        pytest.fail(f"ONEBIT_EP_LIB names a file that does not exist: {path!r} (build the EP first)", pytrace=False)
     return path
 
 
@@ -166,8 +168,7 @@ def create_ep_session(model, options=None, level=None):
     return ort.InferenceSession(source, sess_options=so, enable_fallback=0)
 
 
-def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None, trace=True,
-                threads=None) -> EpRun:
+def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None, trace=True, threads=None) -> EpRun:
     """Run `model` with the onebit EP once per feeds dict (feeds: dict or list of dicts).
 
     options: provider options for the EP (strings); trace=1 is added unless trace=False.
@@ -196,7 +197,8 @@ def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None
     if trace:
         assert len(lines) == 1, (
             f"expected exactly one 'onebit:' trace line when the session was released, got {len(lines)}; "
-            f"stderr was:\n{err['text']}")
+            f"stderr was:\n{err['text']}"
+        )
     return EpRun(outputs, lines[0] if lines else {}, assignment, err["text"])
 
 
@@ -220,8 +222,7 @@ def _run(sess, feeds):
     """session.run, or run_with_ort_values when a feed is an OrtValue (exotic element types)."""
     if not any(isinstance(v, ort.OrtValue) for v in feeds.values()):
         return sess.run(None, feeds)
-    ov_feeds = {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
-                for k, v in feeds.items()}
+    ov_feeds = {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
     outs = sess.run_with_ort_values(None, ov_feeds)
     result = []
     for ov in outs:
@@ -230,8 +231,11 @@ def _run(sess, feeds):
         else:
             raw = ctypes.string_at(ov.data_ptr(), ov.tensor_size_in_bytes())
             shape = tuple(ov.shape())
-            result.append(RawTensor(ov.element_type(), shape,
-                                    unpack_elements(np.frombuffer(raw, np.uint8), ov.element_type(), shape)))
+            result.append(
+                RawTensor(
+                    ov.element_type(), shape, unpack_elements(np.frombuffer(raw, np.uint8), ov.element_type(), shape)
+                )
+            )
     return result
 
 
@@ -255,8 +259,23 @@ def unpack_elements(packed: np.ndarray, onnx_type: int, shape) -> np.ndarray:
     return out[:n]
 
 
-NUMPY_FEEDABLE = {np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16,
-                                        np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.bool_)}
+NUMPY_FEEDABLE = {
+    np.dtype(t)
+    for t in (
+        np.float32,
+        np.float16,
+        np.float64,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.uint32,
+        np.int64,
+        np.uint64,
+        np.bool_,
+    )
+}
 
 
 def tensor_feed(t: onnx.TensorProto):
@@ -284,8 +303,9 @@ def expected_value(t: onnx.TensorProto):
     if a.dtype in NUMPY_FEEDABLE:
         return a
     shape = tuple(t.dims)
-    return RawTensor(t.data_type, shape, unpack_elements(np.frombuffer(tensor_packed_bytes(t), np.uint8),
-                                                         t.data_type, shape))
+    return RawTensor(
+        t.data_type, shape, unpack_elements(np.frombuffer(tensor_packed_bytes(t), np.uint8), t.data_type, shape)
+    )
 
 
 # ORT 1.30's CPU EP cannot create a session, at optimisation level >= 2, for a static rank>2 int8
@@ -301,8 +321,9 @@ def run_cpu_default(model, feeds) -> tuple[list, str]:
     except Exception as e:  # noqa: BLE001 - ORT raises its own Fail type
         if ORT_S8U8_BUG not in str(e):
             raise
-        return run_cpu(model, feeds, disabled_optimizers=["QDQS8ToU8Transformer"]), \
-            "default minus QDQS8ToU8Transformer (ORT bug)"
+        return run_cpu(
+            model, feeds, disabled_optimizers=["QDQS8ToU8Transformer"]
+        ), "default minus QDQS8ToU8Transformer (ORT bug)"
 
 
 def level1_model(model, disabled_optimizers=None) -> onnx.ModelProto:
@@ -388,8 +409,7 @@ def diff_stats(actual, expected) -> Diff:
         d = np.abs(a.astype(np.float64) - e.astype(np.float64))
     else:
         d = np.abs(a.astype(np.int64) - e.astype(np.int64)).astype(np.float64)
-    return Diff(a.size, float(np.count_nonzero(d) / a.size), float(d.max()),
-                float(np.abs(e.astype(np.float64)).max()))
+    return Diff(a.size, float(np.count_nonzero(d) / a.size), float(d.max()), float(np.abs(e.astype(np.float64)).max()))
 
 
 def assert_matches_expected(actual, expected, what=""):
@@ -398,7 +418,8 @@ def assert_matches_expected(actual, expected, what=""):
     if isinstance(expected, RawTensor):
         assert isinstance(actual, RawTensor), f"{what}: expected a {expected.onnx_type} tensor, got {type(actual)}"
         assert actual.onnx_type == expected.onnx_type and actual.shape == expected.shape, (
-            f"{what}: {actual.onnx_type}{actual.shape} != {expected.onnx_type}{expected.shape}")
+            f"{what}: {actual.onnx_type}{actual.shape} != {expected.onnx_type}{expected.shape}"
+        )
         np.testing.assert_array_equal(actual.elements, expected.elements, err_msg=what)
         return
     actual = np.asarray(actual)

@@ -9,24 +9,38 @@ Run as a script (`python matcher_fuzz.py SEED COUNT`), one process per batch, so
 the process dying with the seed that caused it. It prints one JSON line of counts; it exits 1 if
 the EP failed where ORT's CPU EP ran, ran a model ORT's CPU EP refuses, or if the two disagreed on
 the output's shape or type."""
+
 from __future__ import annotations
 
 import json
 import sys
 
+import ep_session as es
 import numpy as np
 import onnx
 import onnxruntime as ort
+import qdq_models as qm
 from onnx import TensorProto, helper, numpy_helper
 
-import ep_session as es
-import qdq_models as qm
-
-ELEM_TYPES = [TensorProto.INT8, TensorProto.UINT8, TensorProto.INT32, TensorProto.FLOAT, TensorProto.FLOAT16,
-              TensorProto.INT64, TensorProto.INT4]
-NP_OF = {TensorProto.INT8: np.int8, TensorProto.UINT8: np.uint8, TensorProto.INT32: np.int32,
-         TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, TensorProto.INT64: np.int64,
-         TensorProto.BOOL: np.bool_, TensorProto.DOUBLE: np.float64}
+ELEM_TYPES = [
+    TensorProto.INT8,
+    TensorProto.UINT8,
+    TensorProto.INT32,
+    TensorProto.FLOAT,
+    TensorProto.FLOAT16,
+    TensorProto.INT64,
+    TensorProto.INT4,
+]
+NP_OF = {
+    TensorProto.INT8: np.int8,
+    TensorProto.UINT8: np.uint8,
+    TensorProto.INT32: np.int32,
+    TensorProto.FLOAT: np.float32,
+    TensorProto.FLOAT16: np.float16,
+    TensorProto.INT64: np.int64,
+    TensorProto.BOOL: np.bool_,
+    TensorProto.DOUBLE: np.float64,
+}
 
 
 def base_models():
@@ -65,8 +79,11 @@ def mutate(model: onnx.ModelProto, rng: np.random.Generator) -> str:
             pick = [0, -1, np.nan, np.inf, -np.inf, 127, -128, 255][rng.integers(8)]
             with np.errstate(invalid="ignore", over="ignore"):
                 flat = arr.reshape(-1)
-                flat[rng.integers(arr.size)] = np.array(pick).astype(arr.dtype) if arr.dtype.kind in "fc" else \
-                    np.array(0 if not np.isfinite(pick) else pick).astype(np.int64).astype(arr.dtype)
+                flat[rng.integers(arr.size)] = (
+                    np.array(pick).astype(arr.dtype)
+                    if arr.dtype.kind in "fc"
+                    else np.array(0 if not np.isfinite(pick) else pick).astype(np.int64).astype(arr.dtype)
+                )
         t.CopyFrom(numpy_helper.from_array(arr, t.name))
         return f"initializer {t.name} values"
     node = g.node[rng.integers(len(g.node))]
@@ -101,13 +118,20 @@ def mutate(model: onnx.ModelProto, rng: np.random.Generator) -> str:
 def feeds_for(session: ort.InferenceSession, rng: np.random.Generator) -> dict:
     feeds = {}
     for i in session.get_inputs():
-        np_type = {"tensor(int8)": np.int8, "tensor(uint8)": np.uint8, "tensor(float)": np.float32,
-                   "tensor(int32)": np.int32, "tensor(int64)": np.int64,
-                   "tensor(float16)": np.float16}.get(i.type)
+        np_type = {
+            "tensor(int8)": np.int8,
+            "tensor(uint8)": np.uint8,
+            "tensor(float)": np.float32,
+            "tensor(int32)": np.int32,
+            "tensor(int64)": np.int64,
+            "tensor(float16)": np.float16,
+        }.get(i.type)
         if np_type is None:
             return {}
         shape = [d if isinstance(d, int) and d >= 0 else 3 for d in i.shape]
-        feeds[i.name] = (rng.integers(-100, 100, size=shape) % (256 if np_type == np.uint8 else 1 << 30)).astype(np_type)
+        feeds[i.name] = (rng.integers(-100, 100, size=shape) % (256 if np_type == np.uint8 else 1 << 30)).astype(
+            np_type
+        )
     return feeds
 
 
@@ -116,8 +140,12 @@ def run(model: onnx.ModelProto, feeds: dict, with_ep: bool):
     so.log_severity_level = 4
     if with_ep:
         so.add_provider_for_devices(es.ep_devices(), {})
-    session = ort.InferenceSession(model.SerializeToString(), sess_options=so, enable_fallback=0,
-                                   providers=None if with_ep else ["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        model.SerializeToString(),
+        sess_options=so,
+        enable_fallback=0,
+        providers=None if with_ep else ["CPUExecutionProvider"],
+    )
     return session.run(None, feeds)
 
 

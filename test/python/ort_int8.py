@@ -6,6 +6,7 @@ products; on VNNI CPUs (vpdpbusd) nothing saturates. CPU flags are not a reliabl
 `qemu-x86_64 -cpu Haswell` /proc/cpuinfo still shows the host's flags while ORT's CPUID sees no
 VNNI. So the tests ask ORT: one MatMulInteger whose every pair sum (2·255·127) overflows int16.
 """
+
 from __future__ import annotations
 
 import functools

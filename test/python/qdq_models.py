@@ -6,6 +6,7 @@ Every builder returns an onnx.ModelProto. Weights, scales and zero points are in
 quantize their own input). Random data comes from numpy Generators with fixed seeds, so the
 models are identical on every run.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,9 +39,7 @@ def qrange(dtype) -> tuple[int, int]:
 
 def make_model(nodes, inputs, outputs, initializers, opset=21, ir_version=10, name="g"):
     graph = helper.make_graph(nodes, name, inputs, outputs, initializers)
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version
-    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
     model.producer_name = "onebit-ep-tests"
     onnx.checker.check_model(model)
     return model
@@ -169,9 +168,7 @@ def build_qdq_group(spec: QdqSpec) -> onnx.ModelProto:
         b_scale = (np.float32(x_scale) * np.asarray(w_scale, np.float32)).astype(np.float32)
         b_q = np.rint(bias_f.astype(np.float64) / b_scale.astype(np.float64)).astype(np.int32)
         inits += [init("bias_q", b_q), init("bias_scale", b_scale)]
-        nodes.append(
-            helper.make_node("DequantizeLinear", ["bias_q", "bias_scale"], ["bias_f"], name="dq_bias", axis=0)
-        )
+        nodes.append(helper.make_node("DequantizeLinear", ["bias_q", "bias_scale"], ["bias_f"], name="dq_bias", axis=0))
         bias_name = "bias_f"
     elif spec.bias is not None:
         raise ValueError(spec.bias)
@@ -217,8 +214,9 @@ def random_activation(spec_or_type, shape, seed=100):
 # ---------------------------------------------------------------------------------------------
 
 
-def build_qdq_stack(dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, float_output=True,
-                    seed=7, x_dims=("M", None)) -> onnx.ModelProto:
+def build_qdq_stack(
+    dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, float_output=True, seed=7, x_dims=("M", None)
+) -> onnx.ModelProto:
     """x_q -> [DQ, DQ(W), MatMul, Add, Q] x (L-1) -> [DQ, DQ(W), MatMul, Add] (-> Q) -> y."""
     rng = np.random.default_rng(seed)
     act_type = np.dtype(act_type)
@@ -243,12 +241,21 @@ def build_qdq_stack(dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, 
         sw = np.broadcast_to(np.asarray(w_scale, np.float64), (N,))
         typical = np.float64(cur_scale) * sw * ACC_STD_PER_SQRT_K * np.sqrt(K)
         bias = (rng.standard_normal(N) * typical * 0.5).astype(np.float32)
-        inits += [init(p + "w_q", w), init(p + "w_scale", w_scale), init(p + "w_zero_point", w_zp),
-                  init(p + "bias", bias)]
+        inits += [
+            init(p + "w_q", w),
+            init(p + "w_scale", w_scale),
+            init(p + "w_zero_point", w_zp),
+            init(p + "bias", bias),
+        ]
         nodes += [
             helper.make_node("DequantizeLinear", [cur, cur_scale_name, cur_zp_name], [p + "x_f"], name=p + "dq_x"),
-            helper.make_node("DequantizeLinear", [p + "w_q", p + "w_scale", p + "w_zero_point"], [p + "w_f"],
-                             name=p + "dq_w", **({"axis": 1} if per_channel else {})),
+            helper.make_node(
+                "DequantizeLinear",
+                [p + "w_q", p + "w_scale", p + "w_zero_point"],
+                [p + "w_f"],
+                name=p + "dq_w",
+                **({"axis": 1} if per_channel else {}),
+            ),
             helper.make_node("MatMul", [p + "x_f", p + "w_f"], [p + "mm"], name=p + "matmul"),
         ]
         last = i == n_layers - 1
@@ -259,8 +266,11 @@ def build_qdq_stack(dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, 
             q_out = "y" if last else p + "y_q"
             nxt = f"l{i + 1}_"
             inits += [init(nxt + "x_scale", y_scale), init(nxt + "x_zero_point", np.array(mid - 3, act_type))]
-            nodes.append(helper.make_node("QuantizeLinear", [out_f, nxt + "x_scale", nxt + "x_zero_point"], [q_out],
-                                          name=p + "q_y"))
+            nodes.append(
+                helper.make_node(
+                    "QuantizeLinear", [out_f, nxt + "x_scale", nxt + "x_zero_point"], [q_out], name=p + "q_y"
+                )
+            )
             cur, cur_scale, cur_scale_name, cur_zp_name = q_out, y_scale, nxt + "x_scale", nxt + "x_zero_point"
     xd = [dims[0] if d is None else d for d in x_dims]
     out_t = TP.FLOAT if float_output else NP_TO_ONNX[act_type]
@@ -274,8 +284,18 @@ def build_qdq_stack(dims=(64, 128, 64, 32), act_type=np.int8, per_channel=True, 
 # ---------------------------------------------------------------------------------------------
 
 
-def build_qlinear_matmul(K=40, N=24, a_type=np.uint8, b_type=np.int8, opset=21, b_per_column=False,
-                         batched_b=None, a_dims=("M", None), scale_type=np.float32, seed=11):
+def build_qlinear_matmul(
+    K=40,
+    N=24,
+    a_type=np.uint8,
+    b_type=np.int8,
+    opset=21,
+    b_per_column=False,
+    batched_b=None,
+    a_dims=("M", None),
+    scale_type=np.float32,
+    seed=11,
+):
     """QLinearMatMul(a, const scales/zps, const b). batched_b=B makes b [B, K, N]; a's batch dims then
     broadcast against [B] (ONNX MatMul rules), so y's shape is left for ORT to infer."""
     rng = np.random.default_rng(seed)
@@ -292,10 +312,21 @@ def build_qlinear_matmul(K=40, N=24, a_type=np.uint8, b_type=np.int8, opset=21, 
         b_zp = np.array([-4 if b_type == np.int8 else 121], b_type)
     y_scale = np.array([0.0123 * 0.0089 * ACC_STD_PER_SQRT_K * np.sqrt(K) * 2.8 / 127], st)
     y_zp = np.array([2 if a_type == np.int8 else 126], a_type)
-    inits = [init("a_scale", a_scale), init("a_zero_point", a_zp), init("b", b), init("b_scale", b_scale),
-             init("b_zero_point", b_zp), init("y_scale", y_scale), init("y_zero_point", y_zp)]
-    node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
-                                              "y_scale", "y_zero_point"], ["y"], name="qlinear_matmul")
+    inits = [
+        init("a_scale", a_scale),
+        init("a_zero_point", a_zp),
+        init("b", b),
+        init("b_scale", b_scale),
+        init("b_zero_point", b_zp),
+        init("y_scale", y_scale),
+        init("y_zero_point", y_zp),
+    ]
+    node = helper.make_node(
+        "QLinearMatMul",
+        ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"],
+        ["y"],
+        name="qlinear_matmul",
+    )
     ad = [K if d is None else d for d in a_dims]
     inputs = [helper.make_tensor_value_info("a", NP_TO_ONNX[a_type], ad)]
     y_dims = ad[:-1] + [N]
@@ -307,8 +338,9 @@ def build_qlinear_matmul(K=40, N=24, a_type=np.uint8, b_type=np.int8, opset=21, 
     return make_model([node], inputs, outputs, inits, opset=opset, name="qlinear_matmul")
 
 
-def build_matmul_integer(K=40, N=24, a_type=np.uint8, b_type=np.int8, a_zp=True, b_zp="tensor",
-                         a_dims=("M", None), seed=12, opset=21):
+def build_matmul_integer(
+    K=40, N=24, a_type=np.uint8, b_type=np.int8, a_zp=True, b_zp="tensor", a_dims=("M", None), seed=12, opset=21
+):
     """MatMulInteger(A, const B [, const a_zero_point, const b_zero_point]) -> int32."""
     rng = np.random.default_rng(seed)
     a_type, b_type = np.dtype(a_type), np.dtype(b_type)
@@ -352,8 +384,10 @@ def build_float_mlp(dims=(32, 64, 48, 16), seed=21, relu_last=False) -> onnx.Mod
         b = (rng.standard_normal(N) * 0.1).astype(np.float32)
         inits += [init(f"fc{i}_w", w), init(f"fc{i}_b", b)]
         add_out = "y" if (last and not relu_last) else f"fc{i}_add"
-        nodes += [helper.make_node("MatMul", [cur, f"fc{i}_w"], [f"fc{i}_mm"], name=f"fc{i}_matmul"),
-                  helper.make_node("Add", [f"fc{i}_mm", f"fc{i}_b"], [add_out], name=f"fc{i}_add")]
+        nodes += [
+            helper.make_node("MatMul", [cur, f"fc{i}_w"], [f"fc{i}_mm"], name=f"fc{i}_matmul"),
+            helper.make_node("Add", [f"fc{i}_mm", f"fc{i}_b"], [add_out], name=f"fc{i}_add"),
+        ]
         cur = add_out
         if not last or relu_last:
             relu_out = "y" if last else f"fc{i}_relu"

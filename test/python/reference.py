@@ -15,6 +15,7 @@ implementation (multiplier a_scale*b_scale/y_scale in the scales' dtype, then fl
 MatMulInteger is exact. Every other node is evaluated with its ONNX semantics in numpy (float32
 arithmetic like ORT's CPU kernels), or with onnx.reference for an op not listed here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -144,9 +145,22 @@ def find_groups(model: onnx.ModelProto) -> list[Group]:
                 y_scale, y_zp, y_dtype = ys, yz, yz.dtype
                 nodes.append(nxt)
                 out = nxt.output[0]
-        groups.append(Group(nodes, dq_x.input[0], consts[dq_x.input[1]],
-                            consts[dq_x.input[2]] if len(dq_x.input) > 2 and dq_x.input[2] else None,
-                            w, w_scale, w_zp, bias, y_scale, y_zp, y_dtype, out))
+        groups.append(
+            Group(
+                nodes,
+                dq_x.input[0],
+                consts[dq_x.input[1]],
+                consts[dq_x.input[2]] if len(dq_x.input) > 2 and dq_x.input[2] else None,
+                w,
+                w_scale,
+                w_zp,
+                bias,
+                y_scale,
+                y_zp,
+                y_dtype,
+                out,
+            )
+        )
     return groups
 
 
@@ -172,8 +186,13 @@ def _const_bias(consts, producer, name, nodes, dry=False):
 def exact_acc(x, x_zp, w, w_zp):
     """int64 accumulators of (x - zx) . (W - zw); x [..., K], w [K, N]."""
     xi = x.astype(np.int64) - (np.int64(0) if x_zp is None else x_zp.astype(np.int64).reshape(()))
-    wi = w.astype(np.int64) - (np.int64(0) if w_zp is None else w_zp.astype(np.int64).reshape(-1)[None, :]
-                               if w_zp.size > 1 else w_zp.astype(np.int64).reshape(()))
+    wi = w.astype(np.int64) - (
+        np.int64(0)
+        if w_zp is None
+        else w_zp.astype(np.int64).reshape(-1)[None, :]
+        if w_zp.size > 1
+        else w_zp.astype(np.int64).reshape(())
+    )
     # Exact integer matmul (int64 numpy matmul is exact for these sizes).
     return np.matmul(xi, wi)
 
@@ -230,7 +249,7 @@ def qlinear_matmul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp):
     bz = b_zp.astype(np.int64)
     B = B - (bz.reshape(-1) if bz.size > 1 else bz.reshape(()))
     C = np.matmul(A, B)
-    mult = (a_scale * b_scale / y_scale)  # in the scales' dtype, as ONNX's reference does
+    mult = a_scale * b_scale / y_scale  # in the scales' dtype, as ONNX's reference does
     mult = mult.reshape(-1) if mult.size > 1 else mult.reshape(())
     D = C.astype(np.float64) * mult.astype(np.float64) + np.float64(y_zp.reshape(()))
     info = np.iinfo(y_zp.dtype)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The 2-layer SmolLM2 model folder the tests share, built by the builder's command (models/)."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,18 @@ def build(tmp_path_factory) -> tuple[pathlib.Path, dict]:
     command in ONEBIT_TEST_CACHE_DIR when set (CI's test jobs share one fresh folder: built once per
     run), else in a temporary folder."""
     cache = os.environ.get("ONEBIT_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("smollm2"))
-    command = [sys.executable, build_smollm2.__file__, "--cache-dir", cache, "--layers", str(LAYERS),
-               "--activations", "int8", "--weights", "int4"]
+    command = [
+        sys.executable,
+        build_smollm2.__file__,
+        "--cache-dir",
+        cache,
+        "--layers",
+        str(LAYERS),
+        "--activations",
+        "int8",
+        "--weights",
+        "int4",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=builder_env(), timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     out = pathlib.Path(done.stdout.strip().splitlines()[-1])

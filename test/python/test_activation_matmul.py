@@ -11,26 +11,28 @@ reason logged. ONEBIT_ACTIVATION_MATMULS=all claims every one the EP can run exa
 the path is tested on small shapes here: each call packs B and runs the exact kernel, so outputs equal an exact
 integer reference (numpy int64) computed from the same integers; ORT's CPU EP is compared within
 the bounds stated below."""
+
 from __future__ import annotations
 
 import json
 
+import ep_session as es
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
-
-import ep_session as es
 import reference
 from dynamic_models import activation_quantized, attention_matmul
-from qdq_models import init, make_model
+from onnx import TensorProto, helper
 from ort_int8 import ort_u8s8_saturates
+from qdq_models import init, make_model
 from test_dynamic_quant import EPS32, ORT_ULPS, chain_steps, reference_dql
 
 ONNX_TYPE = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-DECLINE = ("is not a constant: an activation x activation group with M={} K={} N={} (-1: symbolic) is claimed "
-           "only with M >= 512, K >= 512 and N <= 64")
+DECLINE = (
+    "is not a constant: an activation x activation group with M={} K={} N={} (-1: symbolic) is claimed "
+    "only with M >= 512, K >= 512 and N <= 64"
+)
 
 
 @pytest.fixture
@@ -59,44 +61,71 @@ SA, SB, SY = np.float32(0.0123), np.float32(0.0089), np.float32(0.37)
 def matmul_integer(a_type, b_type, a_rank, b_rank, zero_points):
     """MatMulInteger(a, b[, a_zp, b_zp]) with zero points as graph inputs ("input", read per call)
     or initializers ("constant")."""
-    inputs = [helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
-              helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank))]
+    inputs = [
+        helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
+        helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank)),
+    ]
     inits = []
     if zero_points == "input":
-        inputs += [helper.make_tensor_value_info("a_zp", ONNX_TYPE[a_type], []),
-                   helper.make_tensor_value_info("b_zp", ONNX_TYPE[b_type], [])]
+        inputs += [
+            helper.make_tensor_value_info("a_zp", ONNX_TYPE[a_type], []),
+            helper.make_tensor_value_info("b_zp", ONNX_TYPE[b_type], []),
+        ]
     else:
         inits = [init("a_zp", np.array(A_ZP[a_type], a_type)), init("b_zp", np.array(B_ZP[b_type], b_type))]
     node = helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["y"], name="mmi")
-    return make_model([node], inputs, [helper.make_tensor_value_info("y", TensorProto.INT32, dims("y", max(a_rank, b_rank)))], inits)
+    return make_model(
+        [node], inputs, [helper.make_tensor_value_info("y", TensorProto.INT32, dims("y", max(a_rank, b_rank)))], inits
+    )
 
 
 def qlinear_matmul(a_type, b_type, a_rank, b_rank):
     """QLinearMatMul(a, b) with b an input; scales and zero points constant (quantize_static's)."""
-    inits = [init("a_scale", SA), init("a_zp", np.array(A_ZP[a_type], a_type)), init("b_scale", SB),
-             init("b_zp", np.array(B_ZP[b_type], b_type)), init("y_scale", SY), init("y_zp", np.array(A_ZP[a_type], a_type))]
-    node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"],
-                            ["y"], name="qlinear")
-    inputs = [helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
-              helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank))]
-    return make_model([node], inputs, [helper.make_tensor_value_info("y", ONNX_TYPE[a_type], dims("y", max(a_rank, b_rank)))], inits)
+    inits = [
+        init("a_scale", SA),
+        init("a_zp", np.array(A_ZP[a_type], a_type)),
+        init("b_scale", SB),
+        init("b_zp", np.array(B_ZP[b_type], b_type)),
+        init("y_scale", SY),
+        init("y_zp", np.array(A_ZP[a_type], a_type)),
+    ]
+    node = helper.make_node(
+        "QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"], ["y"], name="qlinear"
+    )
+    inputs = [
+        helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
+        helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank)),
+    ]
+    return make_model(
+        [node], inputs, [helper.make_tensor_value_info("y", ONNX_TYPE[a_type], dims("y", max(a_rank, b_rank)))], inits
+    )
 
 
 def qdq_matmul(a_type, b_type, a_rank, b_rank, quantized_output=True, b_scale=SB):
     """DQ(a), DQ(b) -> MatMul -> [Q(y_scale, y_zp)], a and b inputs, constant scales and zero points."""
-    inits = [init("a_scale", SA), init("a_zp", np.array(A_ZP[a_type], a_type)), init("b_scale", b_scale),
-             init("b_zp", np.full(np.shape(b_scale), B_ZP[b_type], b_type))]
-    nodes = [helper.make_node("DequantizeLinear", ["a", "a_scale", "a_zp"], ["a_f"], name="dq_a"),
-             helper.make_node("DequantizeLinear", ["b", "b_scale", "b_zp"], ["b_f"], name="dq_b", axis=-1),
-             helper.make_node("MatMul", ["a_f", "b_f"], ["y_f" if quantized_output else "y"], name="matmul")]
+    inits = [
+        init("a_scale", SA),
+        init("a_zp", np.array(A_ZP[a_type], a_type)),
+        init("b_scale", b_scale),
+        init("b_zp", np.full(np.shape(b_scale), B_ZP[b_type], b_type)),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["a", "a_scale", "a_zp"], ["a_f"], name="dq_a"),
+        helper.make_node("DequantizeLinear", ["b", "b_scale", "b_zp"], ["b_f"], name="dq_b", axis=-1),
+        helper.make_node("MatMul", ["a_f", "b_f"], ["y_f" if quantized_output else "y"], name="matmul"),
+    ]
     out_type = TensorProto.FLOAT
     if quantized_output:
         inits += [init("y_scale", SY), init("y_zp", np.array(A_ZP[a_type], a_type))]
         nodes.append(helper.make_node("QuantizeLinear", ["y_f", "y_scale", "y_zp"], ["y"], name="q_y"))
         out_type = ONNX_TYPE[a_type]
-    inputs = [helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
-              helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank))]
-    return make_model(nodes, inputs, [helper.make_tensor_value_info("y", out_type, dims("y", max(a_rank, b_rank)))], inits)
+    inputs = [
+        helper.make_tensor_value_info("a", ONNX_TYPE[a_type], dims("a", a_rank)),
+        helper.make_tensor_value_info("b", ONNX_TYPE[b_type], dims("b", b_rank)),
+    ]
+    return make_model(
+        nodes, inputs, [helper.make_tensor_value_info("y", out_type, dims("y", max(a_rank, b_rank)))], inits
+    )
 
 
 def exact_acc(a, a_zp, b, b_zp):
@@ -118,8 +147,16 @@ def expected(form, feeds, a_type, b_type):
     if form.startswith("mmi"):
         return acc.astype(np.int32)
     if form == "qlinear":  # ONNX's reference: a_scale·b_scale/y_scale in float32, then float64
-        return reference.qlinear_matmul(a, np.array([SA]), np.array([a_zp], a_type), b, np.array([SB]),
-                                        np.array([b_zp], b_type), np.array([SY]), np.array([a_zp], a_type))
+        return reference.qlinear_matmul(
+            a,
+            np.array([SA]),
+            np.array([a_zp], a_type),
+            b,
+            np.array([SB]),
+            np.array([b_zp], b_type),
+            np.array([SY]),
+            np.array([a_zp], a_type),
+        )
     v = acc.astype(np.float64) * (np.float64(SA) * np.float64(SB))
     return v.astype(np.float32) if form == "qdq_float" else requantize(v, a_type)
 
@@ -194,7 +231,9 @@ def test_group_claimed_and_exact(shapes, form, types, ep_lib, claim_all):
         if ort_saturates(a_type, b_type):  # the EP is exact (above); ORT's error is only recorded
             es.record_measurement(f"activation x activation {what}: ORT CPU (saturating u8·s8) differs by {diff}")
         elif bound is None:  # qdq_float: float32 dequantize, products and K sums in ORT, each rounded
-            terms = np.matmul(np.abs(f["a"].astype(np.int64) - A_ZP[a_type]), np.abs(f["b"].astype(np.int64) - B_ZP[b_type]))
+            terms = np.matmul(
+                np.abs(f["a"].astype(np.int64) - A_ZP[a_type]), np.abs(f["b"].astype(np.int64) - B_ZP[b_type])
+            )
             limit = (f["a"].shape[-1] + 2) * EPS32 * terms * float(np.float64(SA) * np.float64(SB))
             err = np.abs(y.astype(np.float64) - cpu)
             assert (err <= limit).all(), f"{what}: ORT CPU differs by {diff} (bound (K+2)·2⁻²³·Σ|terms|)"
@@ -209,10 +248,14 @@ def test_group_claimed_and_exact(shapes, form, types, ep_lib, claim_all):
 
 def attention_feeds(rng, which, B=2, H=3, S=11, D=8):
     if which == "qk":
-        return {"a": rng.standard_normal((B, H, S, D)).astype(np.float32) * 2,
-                "b": rng.standard_normal((B, H, D, S)).astype(np.float32)}
-    return {"a": rng.standard_normal((B, H, S, S)).astype(np.float32) * 3,
-            "b": rng.standard_normal((B, H, S, D)).astype(np.float32) + 0.5}
+        return {
+            "a": rng.standard_normal((B, H, S, D)).astype(np.float32) * 2,
+            "b": rng.standard_normal((B, H, D, S)).astype(np.float32),
+        }
+    return {
+        "a": rng.standard_normal((B, H, S, S)).astype(np.float32) * 3,
+        "b": rng.standard_normal((B, H, S, D)).astype(np.float32) + 0.5,
+    }
 
 
 def quantized_attention(which, form, tmp_path):
@@ -253,9 +296,13 @@ def test_quantize_dynamic_attention_exact(which, ep_lib, claim_all, tmp_path):
 
 
 def softmax_only():
-    return make_model([helper.make_node("Softmax", ["a"], ["p"], axis=-1)],
-                      [helper.make_tensor_value_info("a", TensorProto.FLOAT, dims("a", 4))],
-                      [helper.make_tensor_value_info("p", TensorProto.FLOAT, dims("a", 4))], [], opset=17)
+    return make_model(
+        [helper.make_node("Softmax", ["a"], ["p"], axis=-1)],
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, dims("a", 4))],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, dims("a", 4))],
+        [],
+        opset=17,
+    )
 
 
 @pytest.mark.parametrize("which", ["qk", "pv"])
@@ -285,8 +332,10 @@ def test_quantize_static_symbolic_k_quantizes_in_the_group(ep_lib, claim_all, tm
     within 1 LSB of ORT's CPU EP at each size."""
     rng = np.random.default_rng(29)
     sizes = [(5, 19, 7), (1, 3, 2), (300, 401, 9), (0, 16, 4)]
-    feeds = [{"a": rng.standard_normal((m, k)).astype(np.float32), "b": rng.standard_normal((k, n)).astype(np.float32)}
-             for m, k, n in sizes]
+    feeds = [
+        {"a": rng.standard_normal((m, k)).astype(np.float32), "b": rng.standard_normal((k, n)).astype(np.float32)}
+        for m, k, n in sizes
+    ]
     qmodel = activation_quantized(attention_matmul(["M", "K"], ["K", "N"]), tmp_path, "qdq", feeds[:3])
     last_dq = next(n for n in qmodel.graph.node if n.output[0] == qmodel.graph.output[0].name)
     step = float(next(onnx.numpy_helper.to_array(t) for t in qmodel.graph.initializer if t.name == last_dq.input[1]))
@@ -298,7 +347,9 @@ def test_quantize_static_symbolic_k_quantizes_in_the_group(ep_lib, claim_all, tm
             (cpu,) = es.run_cpu(qmodel, f)
             assert got.shape == cpu.shape
             diff = np.abs(got.astype(np.float64) - cpu).max(initial=0)
-            assert diff <= step * 1.0001, f"a{list(f['a'].shape)}, {threads} threads: ORT CPU differs by {diff / step:.2f} LSB"
+            assert diff <= step * 1.0001, (
+                f"a{list(f['a'].shape)}, {threads} threads: ORT CPU differs by {diff / step:.2f} LSB"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,15 +426,27 @@ def test_int8_qdq_with_an_int8_b_that_orts_rewrite_leaves_is_claimed_where_ort_s
     instead of 103.23 here, found by a hostile review); the EP claims it and is exact."""
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     s8 = np.dtype(np.int8)
-    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
-             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
-             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["bf"]),
-             helper.make_node("MatMul", ["xf", "bf"], ["y"])]
-    inits = [init("sx", np.float32(0.01)), init("zx", np.array(0, s8)), init("sb", np.float32(0.01)),
-             init("zb", np.array(0, s8))]
-    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["m", 64]),
-                               helper.make_tensor_value_info("b", TensorProto.INT8, [64, "n"])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", "n"])], inits)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xf"]),
+        helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["bf"]),
+        helper.make_node("MatMul", ["xf", "bf"], ["y"]),
+    ]
+    inits = [
+        init("sx", np.float32(0.01)),
+        init("zx", np.array(0, s8)),
+        init("sb", np.float32(0.01)),
+        init("zb", np.array(0, s8)),
+    ]
+    model = make_model(
+        nodes,
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["m", 64]),
+            helper.make_tensor_value_info("b", TensorProto.INT8, [64, "n"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", "n"])],
+        inits,
+    )
     f = {"x": np.full((1, 64), 1.27, np.float32), "b": np.full((64, 2), 127, np.int8)}
     run = es.run_with_ep(model, f)
     if not ort_u8s8_saturates():
@@ -391,8 +454,12 @@ def test_int8_qdq_with_an_int8_b_that_orts_rewrite_leaves_is_claimed_where_ort_s
         return
     assert run.groups == 1, f"not claimed where ORT saturates\n{run.stderr}"
     acc = 127 * 127 * 64
-    np.testing.assert_array_equal(run.outputs[0][0], np.full((1, 2), np.float32(acc * (np.float64(np.float32(0.01)) ** 2))))
-    assert not np.allclose(es.run_cpu(model, f)[0], run.outputs[0][0], rtol=1e-3), "ORT was right: the claim's reason is gone"
+    np.testing.assert_array_equal(
+        run.outputs[0][0], np.full((1, 2), np.float32(acc * (np.float64(np.float32(0.01)) ** 2)))
+    )
+    assert not np.allclose(es.run_cpu(model, f)[0], run.outputs[0][0], rtol=1e-3), (
+        "ORT was right: the claim's reason is gone"
+    )
 
 
 def static_shaped(form, a_shape, b_shape, b_type=np.dtype(np.int8)):
@@ -415,7 +482,7 @@ def test_measured_rule_claims_long_static_pv(form, ep_lib, monkeypatch):
     run = es.run_with_ep(static_shaped(form, (1, 2, 512, 512), (1, 2, 512, 8)), f)
     assert run.groups == 1 and run.group_runs == 1, run.counters
     es.assert_exact(run.outputs[0][0], expected(form, f, u8, s8), f"{form} PV 512")
-    for (M, K, N) in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):  # uint8 B: exact in ORT everywhere
+    for M, K, N in ((511, 512, 8), (512, 256, 8), (512, 512, 65)):  # uint8 B: exact in ORT everywhere
         log = verbose_capability_log(static_shaped(form, (1, 2, M, K), (1, 2, K, N), np.dtype(np.uint8)))
         assert DECLINE.format(M, K, N) in log, log
 
@@ -454,13 +521,16 @@ def test_device_session_runs_them_on_the_host(ep_lib, claim_all, tmp_path):
     rng = np.random.default_rng(8)
     f = {"a": full_range(rng, (2, 3, 40, 16), u8), "b": full_range(rng, (2, 3, 16, 40), s8)}
     trace = tmp_path / "trace.json"
-    run = es.run_with_ep(model, f, options={"device": "emu", "designs_dir": tmp_path / "designs",
-                                            "min_device_rows": 1, "trace": trace})
+    run = es.run_with_ep(
+        model, f, options={"device": "emu", "designs_dir": tmp_path / "designs", "min_device_rows": 1, "trace": trace}
+    )
     es.assert_exact(run.outputs[0][0], expected("qlinear", f, u8, s8), "device session")
     assert run.groups == 1 and run.counters["device_calls"] == 0 and run.counters["device_fallbacks"] == 0, run.counters
     assert run.counters["host_only_kind"] == 6, run.counters
     calls = [e["args"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
-    assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {("host", "host-only-kind", 16, 40)}
+    assert len(calls) == 6 and {(c["route"], c["reason"], c["K"], c["N"]) for c in calls} == {
+        ("host", "host-only-kind", 16, 40)
+    }
 
 
 def test_per_call_zero_point_of_symbolic_shape_is_declined(ep_lib, claim_all):
@@ -472,38 +542,60 @@ def test_per_call_zero_point_of_symbolic_shape_is_declined(ep_lib, claim_all):
     assert "B zero point 'b_zp' has shape [?]; expected one value" in verbose_capability_log(model)
     rng = np.random.default_rng(31)
     # a below 128: no pair of products overflows int16, so ORT's value is exact on every CPU.
-    f = {"a": rng.integers(0, 128, (4, 8)).astype(u8), "b": full_range(rng, (8, 3), s8), "a_zp": np.array(3, u8),
-         "b_zp": np.array([1, -2, 3], s8)}
+    f = {
+        "a": rng.integers(0, 128, (4, 8)).astype(u8),
+        "b": full_range(rng, (8, 3), s8),
+        "a_zp": np.array(3, u8),
+        "b_zp": np.array([1, -2, 3], s8),
+    }
     run = es.run_with_ep(model, f)
     assert run.groups == 0, run.counters
-    es.assert_exact(run.outputs[0][0], np.matmul(f["a"].astype(np.int64) - 3, f["b"].astype(np.int64) - [1, -2, 3]).astype(np.int32),
-                    "per-column b_zp on ORT")
+    es.assert_exact(
+        run.outputs[0][0],
+        np.matmul(f["a"].astype(np.int64) - 3, f["b"].astype(np.int64) - [1, -2, 3]).astype(np.int32),
+        "per-column b_zp on ORT",
+    )
 
 
 def test_bias_of_another_n_than_b_at_run_time_fails(ep_lib, claim_all):
     """A bias sized for B's declared N while B (a Reshape whose declared shape is wrong) has more
     columns at run time: a clear error, as on ORT; the group read past the bias and succeeded."""
     u8 = np.dtype(np.uint8)
-    nodes = [helper.make_node("Reshape", ["b_raw", "b_shape"], ["b"]),
-             helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
-             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
-             helper.make_node("Mul", ["a_scale", "b_scale"], ["scales"]),
-             helper.make_node("Mul", ["acc_f", "scales"], ["y_nobias"]),
-             helper.make_node("Add", ["y_nobias", "bias"], ["y"])]
-    inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, [4, 8]),
-              helper.make_tensor_value_info("b_raw", TensorProto.UINT8, ["T"]),
-              helper.make_tensor_value_info("b_shape", TensorProto.INT64, [2]),
-              helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, []),
-              helper.make_tensor_value_info("b_scale", TensorProto.FLOAT, [])]
-    model = make_model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
-                       [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("bias", np.full(3, 1000, np.float32))])
+    nodes = [
+        helper.make_node("Reshape", ["b_raw", "b_shape"], ["b"]),
+        helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
+        helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["a_scale", "b_scale"], ["scales"]),
+        helper.make_node("Mul", ["acc_f", "scales"], ["y_nobias"]),
+        helper.make_node("Add", ["y_nobias", "bias"], ["y"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("a", TensorProto.UINT8, [4, 8]),
+        helper.make_tensor_value_info("b_raw", TensorProto.UINT8, ["T"]),
+        helper.make_tensor_value_info("b_shape", TensorProto.INT64, [2]),
+        helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, []),
+        helper.make_tensor_value_info("b_scale", TensorProto.FLOAT, []),
+    ]
+    model = make_model(
+        nodes,
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+        [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("bias", np.full(3, 1000, np.float32))],
+    )
     model.graph.value_info.append(helper.make_tensor_value_info("b", TensorProto.UINT8, [8, 3]))
     rng = np.random.default_rng(32)
     scales = {"a_scale": np.array(0.01, np.float32), "b_scale": np.array(0.02, np.float32)}
-    good = {"a": full_range(rng, (4, 8), u8), "b_raw": full_range(rng, (24,), u8), "b_shape": np.array([8, 3]), **scales}
+    good = {
+        "a": full_range(rng, (4, 8), u8),
+        "b_raw": full_range(rng, (24,), u8),
+        "b_shape": np.array([8, 3]),
+        **scales,
+    }
     run = es.run_with_ep(model, good)
     assert run.groups == 1, run.counters
-    es.assert_exact(run.outputs[0][0], es.run_cpu(model, good, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0], "N as declared")
+    es.assert_exact(
+        run.outputs[0][0], es.run_cpu(model, good, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0], "N as declared"
+    )
     wide = {**good, "b_raw": full_range(rng, (8 * 64,), u8), "b_shape": np.array([8, 64])}
     with pytest.raises(Exception, match=r"B 'b' of shape \[8,64\] uint8 has N=64 but the bias has 3 values"):
         es.run_with_ep(model, wide)
@@ -522,11 +614,16 @@ def test_constant_a_with_non_constant_b_is_declined(form, ep_lib, claim_all):
         y_type = TensorProto.INT32
     else:
         inits += [init("a_scale", SA), init("b_scale", SB), init("y_scale", SY), init("y_zp", np.array(9, u8))]
-        node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"],
-                                ["y"], name="mmi")
+        node = helper.make_node(
+            "QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"], ["y"], name="mmi"
+        )
         y_type = TensorProto.UINT8
-    model = make_model([node], [helper.make_tensor_value_info("b", TensorProto.INT8, ["K", "N"])],
-                       [helper.make_tensor_value_info("y", y_type, [4, "N"])], inits)
+    model = make_model(
+        [node],
+        [helper.make_tensor_value_info("b", TensorProto.INT8, ["K", "N"])],
+        [helper.make_tensor_value_info("y", y_type, [4, "N"])],
+        inits,
+    )
     assert "activation 'a' is a constant" in verbose_capability_log(model)
     f = {"b": full_range(rng, (8, 3), s8)}
     run = es.run_with_ep(model, f)
@@ -539,18 +636,30 @@ def test_per_call_activation_scale_of_symbolic_shape_is_declined(ep_lib, claim_a
     may scale per column (ORT broadcasts it): declined with the reason, and ORT runs it; it was
     claimed and then refused at every such call."""
     u8 = np.dtype(np.uint8)
-    nodes = [helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
-             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
-             helper.make_node("Mul", ["b_scale", "a_scale"], ["scales"]),
-             helper.make_node("Mul", ["acc_f", "scales"], ["y"])]
-    inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, ["M", "K"]),
-              helper.make_tensor_value_info("b", TensorProto.UINT8, ["K", "N"]),
-              helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, ["N"])]
-    model = make_model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", "N"])],
-                       [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("b_scale", np.float32(0.5))])
+    nodes = [
+        helper.make_node("MatMulInteger", ["a", "b", "a_zp", "b_zp"], ["acc"], name="mmi"),
+        helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["b_scale", "a_scale"], ["scales"]),
+        helper.make_node("Mul", ["acc_f", "scales"], ["y"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("a", TensorProto.UINT8, ["M", "K"]),
+        helper.make_tensor_value_info("b", TensorProto.UINT8, ["K", "N"]),
+        helper.make_tensor_value_info("a_scale", TensorProto.FLOAT, ["N"]),
+    ]
+    model = make_model(
+        nodes,
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", "N"])],
+        [init("a_zp", np.array(100, u8)), init("b_zp", np.array(3, u8)), init("b_scale", np.float32(0.5))],
+    )
     assert "activation scale 'a_scale' has shape [?]; expected one value" in verbose_capability_log(model)
     rng = np.random.default_rng(34)
-    f = {"a": full_range(rng, (4, 8), u8), "b": full_range(rng, (8, 3), u8), "a_scale": np.array([0.1, 0.2, 0.3], np.float32)}
+    f = {
+        "a": full_range(rng, (4, 8), u8),
+        "b": full_range(rng, (8, 3), u8),
+        "a_scale": np.array([0.1, 0.2, 0.3], np.float32),
+    }
     run = es.run_with_ep(model, f)
     assert run.groups == 0, run.counters
     es.assert_exact(run.outputs[0][0], es.run_cpu(model, f)[0], "per-column activation scale on ORT")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Near-miss graphs the EP must decline (and still give ORT CPU's outputs), invalid models, and a
 claimed node fed a wrong shape at run time."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,13 @@ import subprocess
 import sys
 import tempfile
 
+import ep_session as es
 import numpy as np
 import onnx
 import pytest
+import qdq_models as qm
 from onnx import TensorProto as TP
 from onnx import helper
-
-import ep_session as es
-import qdq_models as qm
 from qdq_models import init
 
 K, N = 32, 24
@@ -57,8 +57,11 @@ def _matmul(a="x_f", b="w_f", out="y"):
 def weight_is_graph_input():
     xi, xn = _x_dq()
     dq_w = helper.make_node("DequantizeLinear", ["w_q", "w_scale"], ["w_f"], name="dq_w")
-    m = _model([xn, dq_w, _matmul()], xi + [init("w_scale", np.float32(0.01))],
-               extra_inputs=[helper.make_tensor_value_info("w_q", TP.INT8, [K, N])])
+    m = _model(
+        [xn, dq_w, _matmul()],
+        xi + [init("w_scale", np.float32(0.01))],
+        extra_inputs=[helper.make_tensor_value_info("w_q", TP.INT8, [K, N])],
+    )
     w = qm.rand_q(np.random.default_rng(RNG_SEED), (K, N), np.int8)
     return m, {"w_q": w}
 
@@ -121,6 +124,7 @@ def gemm_variant(**attrs):
         gemm = helper.make_node("Gemm", ["x_f", "w_f", "bias"], ["y"], name="gemm", **attrs)
         x_dims = (K, "M") if attrs.get("transA") else ("M", K)
         return _model([xn, wn, gemm], xi + wi + [init("bias", bias)], x_dims=x_dims), {}
+
     return build
 
 
@@ -188,6 +192,7 @@ def test_a_weight_that_is_a_graph_input_is_an_activation_x_activation_group(ep_l
     rule decides. Where ORT's kernel saturates (ort_int8.py) an int8 B with a declared K is claimed
     and exact; elsewhere it is declined (symbolic M, K = 32) and gives ORT's outputs."""
     from ort_int8 import ort_u8s8_saturates
+
     monkeypatch.delenv("ONEBIT_ACTIVATION_MATMULS", raising=False)
     model, extra = weight_is_graph_input()
     feeds = [dict(extra, x_q=_activation(model, m, 50 + i)) for i, m in enumerate((1, 7, 36))]
@@ -201,7 +206,7 @@ def test_a_weight_that_is_a_graph_input_is_an_activation_x_activation_group(ep_l
     for f, outs in zip(feeds, run.outputs):
         acc = (f["x_q"].astype(np.int64) - 1) @ f["w_q"].astype(np.int64)  # x zero point 1, w's 0
         exact = (acc * (np.float64(np.float32(0.02)) * np.float64(np.float32(0.01)))).astype(np.float32)
-        np.testing.assert_allclose(outs[0], exact, rtol=2 ** -23, atol=0)
+        np.testing.assert_allclose(outs[0], exact, rtol=2**-23, atol=0)
 
 
 def weight_zero_point_shaped_unlike_scale(zp_count, scale_count, zp_shape=None):
@@ -214,13 +219,20 @@ def weight_zero_point_shaped_unlike_scale(zp_count, scale_count, zp_shape=None):
         xi, xn = _x_dq()
         wi, wn = _w_dq(scale=scale, zp=zp, axis=1)
         return _model([xn, wn, _matmul()], xi + wi)
+
     return build
 
 
 # Models ORT's CPU EP accepts at session creation but fails when run, and its error.
 REFUSED_AT_RUN_TIME = {
-    "per_channel_weight_zp_per_tensor_scale": (weight_zero_point_shaped_unlike_scale(N, 1), "x_zero_point must be null"),
-    "per_tensor_weight_zp_per_channel_scale": (weight_zero_point_shaped_unlike_scale(1, N), "x_zero_point must be null"),
+    "per_channel_weight_zp_per_tensor_scale": (
+        weight_zero_point_shaped_unlike_scale(N, 1),
+        "x_zero_point must be null",
+    ),
+    "per_tensor_weight_zp_per_channel_scale": (
+        weight_zero_point_shaped_unlike_scale(1, N),
+        "x_zero_point must be null",
+    ),
     # Found by matcher_fuzz.py: one value, but rank 2 (ORT wants a scalar or a 1-D tensor).
     "weight_zp_one_value_rank_2": (weight_zero_point_shaped_unlike_scale(1, 1, (1, 1)), "x_zero_point must be null"),
     "dequantize_output_dtype_float16": (lambda: dequantize_to_float16()[0], "Tensor type mismatch"),
@@ -277,11 +289,16 @@ def run_child(model, inputs):
         for i, x in enumerate(inputs):
             arrays.append(os.path.join(d, f"x{i}.npy"))
             np.save(arrays[-1], x)
-        proc = subprocess.run([sys.executable, "-c", CHILD, os.path.dirname(os.path.abspath(__file__)), path,
-                               *arrays], capture_output=True, text=True, timeout=120, env=dict(os.environ))
-    assert proc.returncode == 0, (f"child process died (exit {proc.returncode}); stderr:\n{proc.stderr[-3000:]}")
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, os.path.dirname(os.path.abspath(__file__)), path, *arrays],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ),
+        )
+    assert proc.returncode == 0, f"child process died (exit {proc.returncode}); stderr:\n{proc.stderr[-3000:]}"
     line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def test_mismatched_k_is_rejected_clearly(ep_lib):

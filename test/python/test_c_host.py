@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A plain C-API application (test/host/onebit_c_host) registers the EP in ORT 1.30 — the
 runtime onnxruntime-node ships — and runs QDQ models; its output must equal exact arithmetic."""
+
 from __future__ import annotations
 
 import os
@@ -8,14 +9,15 @@ import subprocess
 
 import numpy as np
 import pytest
-
 import qdq_models as qm
 import reference
 
 
 def host_paths():
     paths = [os.environ.get(k) for k in ("ONEBIT_C_HOST", "ONEBIT_ORT_LIB", "ONEBIT_EP_LIB")]
-    missing = [k for k, p in zip(("ONEBIT_C_HOST", "ONEBIT_ORT_LIB", "ONEBIT_EP_LIB"), paths) if not p or not os.path.isfile(p)]
+    missing = [
+        k for k, p in zip(("ONEBIT_C_HOST", "ONEBIT_ORT_LIB", "ONEBIT_EP_LIB"), paths) if not p or not os.path.isfile(p)
+    ]
     if missing:
         pytest.fail(f"set {', '.join(missing)} to existing files (scripts/test.sh does)")
     return paths
@@ -30,14 +32,14 @@ def deterministic_input(M, K, dtype):
 @pytest.mark.parametrize("x_type,out_type", [(np.int8, np.int8), (np.uint8, np.uint8), (np.int8, None)])
 def test_c_host_runs_qdq_group_exactly(tmp_path, x_type, out_type):
     host, ort_lib, ep_lib = host_paths()
-    spec = qm.QdqSpec(K=48, N=20, x_type=x_type, out_type=out_type, bias="float", w_per_channel=True,
-                      name="c_host")
+    spec = qm.QdqSpec(K=48, N=20, x_type=x_type, out_type=out_type, bias="float", w_per_channel=True, name="c_host")
     model = qm.build_qdq_group(spec)
     path = tmp_path / "model.onnx"
     path.write_bytes(model.SerializeToString())
     M = 5
-    result = subprocess.run([host, ort_lib, ep_lib, str(path), str(M), str(spec.K)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [host, ort_lib, ep_lib, str(path), str(M), str(spec.K)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "second registration: library is already registered under onebit", lines[0]

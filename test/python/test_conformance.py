@@ -13,14 +13,14 @@
   quantized weight, and the measured rule declines activation x activation groups). Cases ORT's
   own CPU EP cannot run are skipped with ORT's message.
 """
+
 from __future__ import annotations
 
 import pathlib
 
+import ep_session as es
 import onnx
 import pytest
-
-import ep_session as es
 import reference
 from conftest import node_tests_dir
 
@@ -42,8 +42,15 @@ def test_node_tests_present():
     assert ROOT.is_dir(), f"ONNX node tests not found at {ROOT} (set ONNX_NODE_TESTS)"
     assert len(CLAIMABLE) == 6, f"expected 5 QLinearMatMul + 1 MatMulInteger cases, found {CLAIMABLE}"
     families = {onnx.load(str(ROOT / c / "model.onnx")).graph.node[-1].op_type for c in CASES}
-    assert {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMul", "Gemm",
-            "QLinearMatMul", "MatMulInteger"} <= families, families
+    assert {
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "DynamicQuantizeLinear",
+        "MatMul",
+        "Gemm",
+        "QLinearMatMul",
+        "MatMulInteger",
+    } <= families, families
 
 
 def _numbered(folder: pathlib.Path, prefix: str):
@@ -108,8 +115,9 @@ def test_constant_weight_variant_claimed_and_exact(name, ep_lib):
     run = es.run_with_ep(variant, feeds)
     expected = onnx.numpy_helper.to_array(outputs[0])
     es.assert_exact(run.outputs[0][0], expected, f"{name} (constant weights) with the EP")
-    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, \
+    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, (
         f"{name}: the EP did not claim/run the {op} node: {run.counters}"
+    )
     cpu_ops = [op_type for _, op_type in run.ep_nodes("CPUExecutionProvider")]
     assert op not in cpu_ops, f"{name}: {op} was assigned to the CPU EP: {run.assignment}"
 
@@ -128,8 +136,9 @@ def test_non_constant_b_variant_claimed_and_exact(name, ep_lib, monkeypatch):
     assert len(feeds) == (4 if op == "MatMulInteger" else 2)
     run = es.run_with_ep(variant, feeds)
     es.assert_exact(run.outputs[0][0], onnx.numpy_helper.to_array(outputs[0]), f"{name} (non-constant B) with the EP")
-    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, \
+    assert run.counters["groups"] == 1 and run.counters["group_runs"] == 1, (
         f"{name}: the EP did not claim/run the {op} node: {run.counters}\n{run.stderr}"
+    )
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -143,6 +152,7 @@ def test_unmodified_case_with_ep_registered(name, ep_lib, monkeypatch):
     for i, (g, e) in enumerate(zip(run.outputs[0], expected)):
         es.assert_matches_expected(g, e, f"{name} output {i} with the EP registered")
     # Nothing in these graphs has a constant quantized weight: the EP must decline every node.
-    assert run.counters["groups"] == 0 and run.counters["group_runs"] == 0, \
+    assert run.counters["groups"] == 0 and run.counters["group_runs"] == 0, (
         f"{name}: the EP claimed a node it must decline: {run.counters}"
+    )
     assert not run.ep_nodes(), f"{name}: nodes assigned to the EP: {run.ep_nodes()}"

@@ -4,6 +4,7 @@ route's bit for bit, every routing decision has its counter, syncs move exactly 
 should, failures end on the host with the right counter, and the trace file holds every call.
 
 Switches the npu runtime reads once per process (ONEBIT_NPU_FAIL) are tested in child processes."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,10 @@ import sys
 import textwrap
 import time
 
+import ep_session as es
 import numpy as np
 import onnx
 import pytest
-
-import ep_session as es
 import qdq_models as qm
 import reference
 
@@ -106,8 +106,9 @@ def test_routes_file_keeps_listed_rows_on_the_host(ep_lib, stack, isolated, tmp_
     routes = tmp_path / "routes.txt"
     routes.write_text("# onebit routes v1\n64 128 1 host\n64 128 32 device\n128 64 1 device\n")
     feeds = feeds_for([4, 40])
-    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, "routes": str(routes),
-                                                **isolated})
+    run = es.run_with_ep(
+        stack, feeds, options={"device": "emu", "min_device_rows": 1, "routes": str(routes), **isolated}
+    )
     # 64x128: host at 4 rows (routes), device at 40; 128x64: device at both; 64x32 unlisted: device.
     assert run.counters["host_routes"] == 1 and run.counters["device_calls"] == 2 * GROUPS - 1, run.counters
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
@@ -124,8 +125,7 @@ def test_malformed_routes_file_fails_session_creation(ep_lib, stack, isolated, t
 def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
     trace = tmp_path / "trace.json"
     feeds = feeds_for([2, 36])
-    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 8, "trace": str(trace),
-                                                **isolated})
+    run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 8, "trace": str(trace), **isolated})
     data = json.loads(trace.read_text())
     events = data["traceEvents"]
     assert len(events) == run.counters["group_runs"] == 2 * GROUPS
@@ -161,13 +161,20 @@ def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack
 def test_device_busy_when_another_process_holds_the_array(ep_lib, stack, isolated, tmp_path):
     lock = tmp_path / "onebit-npu.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import fcntl, sys, time
             f = open({str(lock)!r}, "a")
             fcntl.flock(f, fcntl.LOCK_EX)
             print("held", flush=True)
             time.sleep(60)
-        """)], stdout=subprocess.PIPE, text=True)
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         feeds = feeds_for([12, 40])
@@ -202,8 +209,13 @@ def test_injected_device_failures_end_on_the_host(ep_lib, stack, isolated, tmp_p
     feeds = feeds_for([20])[0]
     np.savez(feeds_path, **feeds)
     options = {"device": "emu", "min_device_rows": "1", "device_timeout_ms": "200", "trace": "1", **isolated}
-    code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(model_path), feeds=str(feeds_path),
-                        options=options, out=str(out_path))
+    code = CHILD.format(
+        here=str(pathlib.Path(__file__).parent),
+        model=str(model_path),
+        feeds=str(feeds_path),
+        options=options,
+        out=str(out_path),
+    )
     env = {**os.environ, "ONEBIT_NPU_FAIL": failure}
     start = time.monotonic()
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
@@ -267,8 +279,11 @@ def _fifo(tmp_path):
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
 def test_routes_that_is_not_a_regular_file_fails_session_creation(ep_lib, stack, isolated, tmp_path, kind):
-    path = {"fifo": lambda: _fifo(tmp_path), "dev_zero": lambda: pathlib.Path("/dev/zero"),
-            "directory": lambda: tmp_path}[kind]()
+    path = {
+        "fifo": lambda: _fifo(tmp_path),
+        "dev_zero": lambda: pathlib.Path("/dev/zero"),
+        "directory": lambda: tmp_path,
+    }[kind]()
     child = create_session_in_child(stack, {"routes": str(path), **isolated}, tmp_path)
     assert child.returncode == 3, child.stdout + child.stderr
     what = {"fifo": "a FIFO", "dev_zero": "a character device", "directory": "a directory"}[kind]
@@ -280,9 +295,13 @@ def test_design_that_is_a_fifo_is_rejected_without_blocking(ep_lib, stack, isola
     designs.mkdir(parents=True)
     for name in ("emu_64x128_m32.elf", "emu_64x128_m4.elf"):
         os.mkfifo(designs / name)
-    code = CHILD.format(here=str(pathlib.Path(__file__).parent), model=str(tmp_path / "m.onnx"),
-                        feeds=str(tmp_path / "f.npz"), options={"device": "emu", "min_device_rows": "1", **isolated},
-                        out=str(tmp_path / "o.npz"))
+    code = CHILD.format(
+        here=str(pathlib.Path(__file__).parent),
+        model=str(tmp_path / "m.onnx"),
+        feeds=str(tmp_path / "f.npz"),
+        options={"device": "emu", "min_device_rows": "1", **isolated},
+        out=str(tmp_path / "o.npz"),
+    )
     onnx.save(stack, tmp_path / "m.onnx")
     np.savez(tmp_path / "f.npz", **feeds_for([20])[0])
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -319,6 +338,7 @@ def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
     del_sessions = [es.create_ep_session(stack, {"trace": str(trace), **isolated}) for _ in range(2)]
     del del_sessions
     import gc
+
     gc.collect()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.2.json", "trace.json"]
     for name in ("trace.json", "trace.2.json"):
@@ -326,7 +346,7 @@ def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
 
 
 def test_one_trace_file_spelt_four_ways_is_numbered_as_one(ep_lib, stack, isolated, tmp_path, monkeypatch):
-    """"t.json", "./t.json", "d/../t.json" and the same name through a linked folder are one file:
+    """ "t.json", "./t.json", "d/../t.json" and the same name through a linked folder are one file:
     live sessions given them write t.json, t.2.json, t.3.json, t.4.json, each one whole trace of its
     own calls. The numbering was keyed on the spelling, so all four wrote t.json over each other."""
     (tmp_path / "d").mkdir()
@@ -340,6 +360,7 @@ def test_one_trace_file_spelt_four_ways_is_numbered_as_one(ep_lib, stack, isolat
     del sess
     del sessions
     import gc
+
     gc.collect()
     names = ["t.json", "t.2.json", "t.3.json", "t.4.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["d", "link", *names])
@@ -355,6 +376,7 @@ def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolate
     monkeypatch.chdir(tmp_path / "released")
     del sess
     import gc
+
     gc.collect()
     data = json.loads((tmp_path / "created" / "rel.json").read_text())
     assert data["traceEvents"] == [] and not (tmp_path / "released" / "rel.json").exists()
@@ -374,6 +396,7 @@ def test_explicitly_relative_trace_paths_are_paths(ep_lib, stack, isolated, tmp_
             sess = es.create_ep_session(stack, {"trace": value, **isolated})
         del sess
         import gc
+
         gc.collect()
         assert json.loads(written.read_text())["traceEvents"] == [], value
     if route == "environment":
@@ -381,7 +404,10 @@ def test_explicitly_relative_trace_paths_are_paths(ep_lib, stack, isolated, tmp_
     with pytest.raises(Exception) as info:
         es.create_ep_session(stack, isolated if route == "environment" else {"trace": "here", **isolated})
     name = "ONEBIT_EP_TRACE" if route == "environment" else "trace"
-    assert f"{name}='here' is invalid; expected 0, 1, or a trace file path (absolute, starting with ./ or ../, or ending in .json)" in str(info.value)
+    assert (
+        f"{name}='here' is invalid; expected 0, 1, or a trace file path (absolute, starting with ./ or ../, or ending in .json)"
+        in str(info.value)
+    )
 
 
 @pytest.mark.parametrize("value, ok", [("86400000", True), ("86400001", False), ("9300000000000", False)])

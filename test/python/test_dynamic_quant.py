@@ -20,19 +20,19 @@ full-range weights, so where ort_int8.py finds it saturating the models are quan
 reduce_range (7-bit weights, as ORT advises for such CPUs), which keeps ORT exact and the bound
 meaningful.
 """
+
 from __future__ import annotations
 
+import dynamic_models
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from dynamic_models import encoder, float_matmuls
+from ep_session import assert_exact, create_ep_session, record_measurement, run_cpu, run_with_ep
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization import QuantType
-
-import dynamic_models
-from dynamic_models import encoder, float_matmuls
-from ep_session import assert_exact, create_ep_session, record_measurement, run_cpu, run_with_ep
 from ort_int8 import ort_u8s8_saturates
 
 REDUCE_RANGE = ort_u8s8_saturates()
@@ -54,9 +54,15 @@ def reference_dql(x: np.ndarray):
     if x.size == 0:
         return np.zeros(x.shape, np.uint8), np.float32(1.0), np.uint8(0)
     node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
-    graph = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-                              [helper.make_tensor_value_info(n, t, None) for n, t in
-                               (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))])
+    graph = helper.make_graph(
+        [node],
+        "dql",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [
+            helper.make_tensor_value_info(n, t, None)
+            for n, t in (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     return ReferenceEvaluator(model).run(None, {"x": x})
 
@@ -122,7 +128,11 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
     for x, outputs in zip(feeds_x, run.outputs):
         exact = exact_outputs(qmodel, x)
         cpu = run_cpu(qmodel, {"x": x})
-        unfused = run_cpu(qmodel, {"x": x}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL) if not ort_u8s8_saturates() else None
+        unfused = (
+            run_cpu(qmodel, {"x": x}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+            if not ort_u8s8_saturates()
+            else None
+        )
         for i, (name, got, ort_y) in enumerate(zip(names, outputs, cpu)):
             assert_exact(got, exact[name], f"{label} {name} x{list(x.shape)}")
             if unfused is not None:
@@ -131,8 +141,9 @@ def check_model(qmodel, feeds_x: list[np.ndarray], label: str):
             w, w_zp, w_scale, bias = dynamic_groups(qmodel)[name]
             scale = np.abs(exact[name].astype(np.float64)) + (0 if bias is None else np.abs(bias))
             err = np.abs(got.astype(np.float64) - ort_y.astype(np.float64))
-            assert (err <= ORT_ULPS * EPS32 * (scale + 1e-30)).all(), \
+            assert (err <= ORT_ULPS * EPS32 * (scale + 1e-30)).all(), (
                 f"{label} {name}: ORT CPU differs by up to {err.max()} (bound {ORT_ULPS} ulps)"
+            )
             if got.size:
                 worst = max(worst, float((err / (scale + 1e-30)).max()) / EPS32)
     record_measurement(f"dynamic {label}: ORT CPU vs EP at most {worst:.2f} float32 ulps (bound {ORT_ULPS})")
@@ -143,8 +154,14 @@ CASES = [
     ("r2_tensor_s8", [(1, 64), (7, 64), (0, 64)], [(64, 48)], False, False, QuantType.QInt8),
     ("r2_channel_s8_bias", [(1, 64), (5, 64), (0, 64)], [(64, 48), (64, 32)], True, True, QuantType.QInt8),
     ("r2_tensor_u8_bias", [(3, 67)], [(67, 45)], True, False, QuantType.QUInt8),
-    ("r3_channel_s8_bias", [(2, 5, 96), (1, 1, 96), (3, 0, 96)], [(96, 64), (96, 64), (96, 128)], True, True,
-     QuantType.QInt8),
+    (
+        "r3_channel_s8_bias",
+        [(2, 5, 96), (1, 1, 96), (3, 0, 96)],
+        [(96, 64), (96, 64), (96, 128)],
+        True,
+        True,
+        QuantType.QInt8,
+    ),
     ("r4_channel_s8", [(2, 3, 4, 40)], [(40, 24)], False, True, QuantType.QInt8),
     ("r4_tensor_u8_bias", [(1, 2, 3, 33), (2, 2, 1, 33)], [(33, 17)], True, False, QuantType.QUInt8),
     # One MatMul per model: its DQL is fused; K from 1 to past 8-lane multiples for the quantize loop.
@@ -169,11 +186,17 @@ def test_quantize_dynamic_groups_on_ep(label, shapes, weights, bias, per_channel
 def test_quantize_dynamic_gemm(ep_lib, tmp_path):
     """quantize_dynamic rewrites Gemm(x, W, b, transB=1) into the same chain with an Add: claimed."""
     rng = np.random.default_rng(8)
-    inits = [numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32), "W"),
-             numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b")]
-    graph = helper.make_graph([helper.make_node("Gemm", ["x", "W", "b"], ["y"], transB=1)], "gemm",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b"),
+    ]
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "W", "b"], ["y"], transB=1)],
+        "gemm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     qmodel = dynamic_quantized(model, tmp_path)
@@ -245,7 +268,7 @@ def test_all_zero_input(ep_lib, tmp_path):
     x = np.zeros((2, 16), np.float32)
     (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
     assert float(x_scale) == 1.0 and int(x_zp) == 0 and not x_q.any()
-    (_, _, _, bias), = dynamic_groups(qmodel).values()
+    ((_, _, _, bias),) = dynamic_groups(qmodel).values()
     assert_exact(y, np.broadcast_to(bias, y.shape).astype(np.float32), "all-zero x")
     assert_exact(y, cpu[0], "all-zero x vs ORT CPU")
 
@@ -259,7 +282,7 @@ def test_nan_inf_inputs(special, ep_lib, tmp_path):
     x = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
     x[1, 5] = np.float32(special)
     (y, x_q, x_scale, x_zp), cpu = dql_and_ep_outputs(qmodel, x)
-    (w, w_zp, w_scale, bias), = dynamic_groups(qmodel).values()
+    ((w, w_zp, w_scale, bias),) = dynamic_groups(qmodel).values()
     acc = (x_q.astype(np.int64) - np.int64(x_zp)) @ (w.astype(np.int64) - w_zp.astype(np.int64))
     p = (np.float32(x_scale) * w_scale).astype(np.float32)
     with np.errstate(invalid="ignore"):
@@ -279,24 +302,32 @@ def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",), quant
     fused node's input order differs from the MatMulInteger's); optionally a QuantizeLinear after
     (y_scale 0.05, y_zp 120, uint8). Returns the model and W_q."""
     rng = np.random.default_rng(5)
-    inits = [numpy_helper.from_array(rng.uniform(0.01, 0.05, N).astype(np.float32), "w_scale"),
-             numpy_helper.from_array(np.zeros(N, np.int8), "w_zp")]
-    inputs = [helper.make_tensor_value_info("x_scale", TensorProto.FLOAT, list(scale_dims)),
-              helper.make_tensor_value_info("x_q", TensorProto.UINT8, ["M", K]),
-              helper.make_tensor_value_info("x_zp", TensorProto.UINT8, [])]
+    inits = [
+        numpy_helper.from_array(rng.uniform(0.01, 0.05, N).astype(np.float32), "w_scale"),
+        numpy_helper.from_array(np.zeros(N, np.int8), "w_zp"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x_scale", TensorProto.FLOAT, list(scale_dims)),
+        helper.make_tensor_value_info("x_q", TensorProto.UINT8, ["M", K]),
+        helper.make_tensor_value_info("x_zp", TensorProto.UINT8, []),
+    ]
     w = rng.integers(-127, 128, (K, N)).astype(np.int8)
     if weight_is_input:
         inputs.append(helper.make_tensor_value_info("w_q", TensorProto.INT8, [K, N]))
     else:
         inits.append(numpy_helper.from_array(w, "w_q"))
-    nodes = [helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
-             helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
-             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
-             helper.make_node("Mul", ["acc_f", "p"], ["y"], name="out_mul")]
+    nodes = [
+        helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
+        helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
+        helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
+        helper.make_node("Mul", ["acc_f", "p"], ["y"], name="out_mul"),
+    ]
     out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     if quantized_output:
-        inits += [numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
-                  numpy_helper.from_array(np.array(120, np.uint8), "y_zp")]
+        inits += [
+            numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
+            numpy_helper.from_array(np.array(120, np.uint8), "y_zp"),
+        ]
         nodes[-1].output[0] = "y_f"
         nodes.append(helper.make_node("QuantizeLinear", ["y_f", "y_scale", "y_zp"], ["y"], name="q_out"))
         out = helper.make_tensor_value_info("y", TensorProto.UINT8, None)
@@ -308,8 +339,11 @@ def hand_built_chain(K=16, N=24, weight_is_input=False, scale_dims=("S",), quant
 
 def chain_feeds(M=5, K=16, seed=9):
     rng = np.random.default_rng(seed)
-    return {"x_scale": np.array([0.037], np.float32), "x_q": rng.integers(0, 256, (M, K)).astype(np.uint8),
-            "x_zp": np.array(131, np.uint8)}
+    return {
+        "x_scale": np.array([0.037], np.float32),
+        "x_q": rng.integers(0, 256, (M, K)).astype(np.uint8),
+        "x_zp": np.array(131, np.uint8),
+    }
 
 
 def test_scale_and_zero_point_inputs_in_any_order(ep_lib):
@@ -356,7 +390,9 @@ def test_scale_with_two_values_fails_clearly(ep_lib):
     with pytest.raises(Exception) as err:
         sess.run(None, bad)
     msg = str(err.value)
-    assert "MatMulInteger 'mmi'" in msg and "activation scale 'x_scale' is float32 [2]; expected one float32" in msg, msg
+    assert "MatMulInteger 'mmi'" in msg and "activation scale 'x_scale' is float32 [2]; expected one float32" in msg, (
+        msg
+    )
     assert sess.run(None, chain_feeds())[0].shape == (5, 24)
 
 
@@ -379,8 +415,9 @@ def test_encoder_every_group_on_ep(ep_lib, tmp_path):
     assert sum(op == "DynamicQuantizeLinear" for _, op in run.ep_nodes("CPUExecutionProvider")) == 0
     (ep_y,), cpu_y = run.outputs[0], run_cpu(qmodel, {"x": x})[0]
     cos = (ep_y * cpu_y).sum(-1) / np.linalg.norm(ep_y, axis=-1) / np.linalg.norm(cpu_y, axis=-1)
-    record_measurement(f"dynamic encoder: EP vs ORT CPU cosine min {cos.min():.7f}, "
-                       f"max |diff| {np.abs(ep_y - cpu_y).max():.3g}")
+    record_measurement(
+        f"dynamic encoder: EP vs ORT CPU cosine min {cos.min():.7f}, max |diff| {np.abs(ep_y - cpu_y).max():.3g}"
+    )
     assert cos.min() >= 0.99999, cos
 
 
@@ -394,9 +431,13 @@ def test_a_dql_read_by_other_nodes_stays_with_ort(readers, ep_lib, tmp_path):
     dql = next(n for n in qmodel.graph.node if n.op_type == "DynamicQuantizeLinear")
     x_q, x_scale, x_zp = dql.output
     if readers == "copies":
-        qmodel.graph.node.extend([helper.make_node("Identity", [x_scale], ["scale_copy"]),
-                                  helper.make_node("Identity", [x_q], ["q_copy"]),
-                                  helper.make_node("Cast", [x_zp], ["zp_wide"], to=TensorProto.INT32)])
+        qmodel.graph.node.extend(
+            [
+                helper.make_node("Identity", [x_scale], ["scale_copy"]),
+                helper.make_node("Identity", [x_q], ["q_copy"]),
+                helper.make_node("Cast", [x_zp], ["zp_wide"], to=TensorProto.INT32),
+            ]
+        )
         extra = [("scale_copy", TensorProto.FLOAT), ("q_copy", TensorProto.UINT8), ("zp_wide", TensorProto.INT32)]
     else:
         qmodel.graph.initializer.append(numpy_helper.from_array(np.array(2.0, np.float32), "two"))
@@ -422,17 +463,27 @@ def column_chain(column: str, K=16, N=8):
     w = rng.integers(-63, 64, (K, N)).astype(np.int8)
     w_scale = rng.uniform(0.01, 0.05, N).astype(np.float32)
     bias = rng.standard_normal(N).astype(np.float32)
-    inits = [numpy_helper.from_array(w_scale.reshape(N, 1) if column == "w_scale" else w_scale, "w_scale"),
-             numpy_helper.from_array(np.zeros(N, np.int8), "w_zp"), numpy_helper.from_array(w, "w_q"),
-             numpy_helper.from_array(bias.reshape(N, 1) if column == "bias" else bias, "bias")]
-    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zp"], name="dql"),
-             helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
-             helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
-             helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
-             helper.make_node("Mul", ["acc_f", "p"], ["v"], name="out_mul"),
-             helper.make_node("Add", ["v", "bias"], ["y"], name="add")]
-    graph = helper.make_graph(nodes, "column_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", K])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    inits = [
+        numpy_helper.from_array(w_scale.reshape(N, 1) if column == "w_scale" else w_scale, "w_scale"),
+        numpy_helper.from_array(np.zeros(N, np.int8), "w_zp"),
+        numpy_helper.from_array(w, "w_q"),
+        numpy_helper.from_array(bias.reshape(N, 1) if column == "bias" else bias, "bias"),
+    ]
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zp"], name="dql"),
+        helper.make_node("Mul", ["x_scale", "w_scale"], ["p"], name="scales_mul"),
+        helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
+        helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT, name="cast"),
+        helper.make_node("Mul", ["acc_f", "p"], ["v"], name="out_mul"),
+        helper.make_node("Add", ["v", "bias"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "column_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["M", K])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model, (w, w_scale, bias)

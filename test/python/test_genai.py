@@ -15,27 +15,30 @@
 - a bad provider option is genai's error naming it, and the process goes on.
 onnxruntime-genai missing or older than GENAI_MIN: the module is skipped, saying so.
 """
+
 from __future__ import annotations
 
 import gc
 import json
 
-import numpy as np
-import onnxruntime as ort
-import pytest
-from tokenizers import Tokenizer
-
-import ep_session as es
-import ort_int8
-import smollm2_folder  # puts models/ on sys.path
 import build_smollm2  # noqa: E402
+import ep_session as es
 import gguf_llama  # noqa: E402
 import llama_onnx  # noqa: E402
+import numpy as np
+import onnxruntime as ort
+import ort_int8
+import pytest
+import smollm2_folder  # puts models/ on sys.path
 import tokenizer_json  # noqa: E402
+from tokenizers import Tokenizer
 
 GENAI_MIN = "0.17"  # the series tested here (requirements.txt pins 0.17.1, which takes onnxruntime 1.30)
-og = pytest.importorskip("onnxruntime_genai", minversion=GENAI_MIN,
-                         reason=f"onnxruntime-genai >= {GENAI_MIN} is not installed (test/python/requirements.txt)")
+og = pytest.importorskip(
+    "onnxruntime_genai",
+    minversion=GENAI_MIN,
+    reason=f"onnxruntime-genai >= {GENAI_MIN} is not installed (test/python/requirements.txt)",
+)
 
 # "What is 12+30?" as a chat turn, tokenized by the tokenizers library: the generation checks do not
 # depend on genai's tokenizer (checked on its own).
@@ -122,7 +125,9 @@ def test_genai_tokenizer_gives_the_ids_of_tokenizer_json(built, weights):
     assert tokenizer.decode(expected) == Tokenizer.from_file(str(path / "tokenizer.json")).decode(expected)
     chat = json.loads((built[0] / built[1]["chat"]).read_text())
     messages = json.dumps([{"role": "user", "content": "Grüße, 東京!"}])
-    assert tokenizer.apply_chat_template(messages, add_generation_prompt=True) == tokenizer_json.chat_prompt(chat, "Grüße, 東京!")
+    assert tokenizer.apply_chat_template(messages, add_generation_prompt=True) == tokenizer_json.chat_prompt(
+        chat, "Grüße, 東京!"
+    )
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
@@ -156,7 +161,7 @@ def test_genai_decode_equals_the_ep_on_the_whole_sequence(built, genai_ep, ep_li
     decoder = json.loads((path / "genai_config.json").read_text())["model"]["decoder"]
     session = ort.InferenceSession(str(path / decoder["filename"]), sess_options=options, enable_fallback=0)
     config = gguf_llama.LlamaConfig(**manifest["config"])
-    whole = session.run(["logits"], llama_onnx.decoder_feeds(config, ids + tokens[:-1]))[0][0, len(ids) - 1:]
+    whole = session.run(["logits"], llama_onnx.decoder_feeds(config, ids + tokens[:-1]))[0][0, len(ids) - 1 :]
     # test_smollm2.py's bound for a decode step against the full recompute.
     np.testing.assert_allclose(ours, whole, atol=2e-5 * np.abs(whole).max(), rtol=0)
 
@@ -180,8 +185,10 @@ def test_genai_ep_logits_equal_ort_cpu(built, genai_ep, weights):
 @pytest.mark.parametrize("weights", WEIGHTS)
 def test_genai_greedy_tokens_equal_ort_cpu(built, genai_ep, weights):
     if weights == "a8w8" and ort_int8.ort_u8s8_saturates():
-        pytest.skip("ORT's uint8 x int8 kernel saturates on this CPU (AVX2 without VNNI): its greedy tokens "
-                    "are not the exact model's; test_genai_ep_logits_equal_ort_cpu checks the EP")
+        pytest.skip(
+            "ORT's uint8 x int8 kernel saturates on this CPU (AVX2 without VNNI): its greedy tokens "
+            "are not the exact model's; test_genai_ep_logits_equal_ort_cpu checks the EP"
+        )
     path = folder(built, weights)
     ids = prompt_ids(path)
     assert greedy(model(path, es.EP_NAME), ids) == greedy(model(path), ids)

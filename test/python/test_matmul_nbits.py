@@ -2,23 +2,37 @@
 """MatMulNBits (com.microsoft) on the EP: claimed groups equal the W4A8 contract's numpy reference
 (test_matmul_nbits_contract.contract) bit for bit, bias included; what the EP declines stays with
 ORT's CPU EP, with the reason logged."""
+
 from __future__ import annotations
 
 import json
 
+import ep_session as es
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import ep_session as es
 from test_matmul_nbits_contract import contract
 
 EP_NAME = es.EP_NAME
 
 
-def nbits_model(K, N, bits=4, block_size=32, accuracy_level=4, zero_points=None, bias=None, bias_add=None,
-                x_shape=("M", None), g_idx=False, float_type=np.float32, seed=0, b=None, scales=None):
+def nbits_model(
+    K,
+    N,
+    bits=4,
+    block_size=32,
+    accuracy_level=4,
+    zero_points=None,
+    bias=None,
+    bias_add=None,
+    x_shape=("M", None),
+    g_idx=False,
+    float_type=np.float32,
+    seed=0,
+    b=None,
+    scales=None,
+):
     """A MatMulNBits node (bias as its input, or as an Add after it) and its constants."""
     rng = np.random.default_rng(seed)
     k_blocks = -(-K // block_size)
@@ -37,18 +51,35 @@ def nbits_model(K, N, bits=4, block_size=32, accuracy_level=4, zero_points=None,
         inputs[5] = "bias"
     while inputs[-1] == "":
         inputs.pop()
-    nodes = [helper.make_node("MatMulNBits", inputs, ["Y0" if bias_add is not None else "Y"], "nbits",
-                              domain="com.microsoft", K=K, N=N, bits=bits, block_size=block_size,
-                              accuracy_level=accuracy_level)]
+    nodes = [
+        helper.make_node(
+            "MatMulNBits",
+            inputs,
+            ["Y0" if bias_add is not None else "Y"],
+            "nbits",
+            domain="com.microsoft",
+            K=K,
+            N=N,
+            bits=bits,
+            block_size=block_size,
+            accuracy_level=accuracy_level,
+        )
+    ]
     if bias_add is not None:
         inits.append(numpy_helper.from_array(bias_add, "bias_add"))
         nodes.append(helper.make_node("Add", ["Y0", "bias_add"], ["Y"], "add"))
     dims = [d if d is not None else K for d in x_shape]
     elem = TensorProto.FLOAT16 if float_type == np.float16 else TensorProto.FLOAT
-    graph = helper.make_graph(nodes, "nbits", [helper.make_tensor_value_info("A", elem, dims)],
-                              [helper.make_tensor_value_info("Y", elem, dims[:-1] + [N])], inits)
-    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21),
-                                                                   helper.make_opsetid("com.microsoft", 1)])
+    graph = helper.make_graph(
+        nodes,
+        "nbits",
+        [helper.make_tensor_value_info("A", elem, dims)],
+        [helper.make_tensor_value_info("Y", elem, dims[:-1] + [N])],
+        inits,
+    )
+    model = helper.make_model(
+        graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    )
     return model, b, scales
 
 
@@ -79,8 +110,9 @@ def test_claimed_group_equals_the_contract(ep_lib, bits, K, N, block_size, with_
 def test_bias_as_input_or_following_add_is_fused(ep_lib, where):
     K, N = 96, 40
     bias = np.linspace(-3, 3, N).astype(np.float32)
-    model, b, scales = nbits_model(K, N, bias=bias if where == "input" else None,
-                                   bias_add=bias if where == "add" else None, x_shape=(2, "S", None))
+    model, b, scales = nbits_model(
+        K, N, bias=bias if where == "input" else None, bias_add=bias if where == "add" else None, x_shape=(2, "S", None)
+    )
     x = np.random.default_rng(1).standard_normal((2, 5, K)).astype(np.float32)
     run = es.run_with_ep(model, {"A": x})
     assert sorted(op for _, op in run.ep_nodes()) == (["Add", "MatMulNBits"] if where == "add" else ["MatMulNBits"])
@@ -98,8 +130,11 @@ def test_calls_run_on_the_host_counted_as_host_only_with_a_device(ep_lib, tmp_pa
     rng = np.random.default_rng(5)
     feeds = [{"A": rng.standard_normal((M, K)).astype(np.float32)} for M in (1, 40)]
     trace = tmp_path / "trace.json"
-    run = es.run_with_ep(model, feeds, options={"device": device, "designs_dir": tmp_path / "designs",
-                                                "min_device_rows": 1, "trace": trace})
+    run = es.run_with_ep(
+        model,
+        feeds,
+        options={"device": device, "designs_dir": tmp_path / "designs", "min_device_rows": 1, "trace": trace},
+    )
     for f, (y,) in zip(feeds, run.outputs):
         want, _ = contract(f["A"], b, scales, None, N, K, 4, 32)
         assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
@@ -109,13 +144,16 @@ def test_calls_run_on_the_host_counted_as_host_only_with_a_device(ep_lib, tmp_pa
     assert {(c["route"], c["reason"]) for c in calls} == {("host", "host-only-kind" if host_only else "no-device")}
 
 
-@pytest.mark.parametrize("variant,reason", [
-    ({"accuracy_level": 0}, "accuracy_level=0 asks for float accuracy"),
-    ({"accuracy_level": 1}, "accuracy_level=1 asks for float accuracy"),
-    ({"g_idx": True}, "g_idx 'g_idx' (act-order) is not claimed"),
-    ({"float_type": np.float16}, "scales 'scales' have type float16; only float scales are claimed"),
-    ({"bits": 2, "block_size": 32}, "bits=2; 4 and 8 are claimed"),
-])
+@pytest.mark.parametrize(
+    "variant,reason",
+    [
+        ({"accuracy_level": 0}, "accuracy_level=0 asks for float accuracy"),
+        ({"accuracy_level": 1}, "accuracy_level=1 asks for float accuracy"),
+        ({"g_idx": True}, "g_idx 'g_idx' (act-order) is not claimed"),
+        ({"float_type": np.float16}, "scales 'scales' have type float16; only float scales are claimed"),
+        ({"bits": 2, "block_size": 32}, "bits=2; 4 and 8 are claimed"),
+    ],
+)
 def test_declined_groups_stay_with_ort_and_say_why(ep_lib, variant, reason):
     K, N = 64, 16
     model, _, _ = nbits_model(K, N, **variant)
@@ -172,4 +210,6 @@ def test_scales_or_zero_points_shaped_unlike_the_node_are_declined(ep_lib):
     with es.captured_stderr() as err:
         with pytest.raises(Exception, match="scales"):
             ort.InferenceSession(es.model_bytes(model), sess_options=so, enable_fallback=0)
-    assert "onebit: declined MatMulNBits 'nbits': scales 'scales' have shape [2,8]; expected [16] or [8,2]" in err["text"]
+    assert (
+        "onebit: declined MatMulNBits 'nbits': scales 'scales' have shape [2,8]; expected [16] or [8,2]" in err["text"]
+    )

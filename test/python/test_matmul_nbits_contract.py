@@ -10,18 +10,18 @@ path) and with the exact product of x and the dequantized weights; and the C++ k
 build: $ONEBIT_W4A8_CAPI or build/native/test/kernels/libgemm_w4a8_capi.so) equal to the numpy
 contract bit for bit. It needs no EP library.
 """
+
 from __future__ import annotations
 
 import ctypes
 import os
 import pathlib
 
+import ep_session
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import ep_session
 
 # The quantized integers are the same as ORT's, so the two results differ only by float32
 # rounding in the block sum: |contract - ORT| <= BOUND_ULPS · 2^-24 · Σ_b |a_s·w_s·dot_b| per output.
@@ -42,9 +42,24 @@ def kernel_matmul(x, b, scales, zero_points, N, K, bits, block_size, kernel):
     error = ctypes.create_string_buffer(512)
     lib.onebit_w4a8_matmul.restype = ctypes.c_int
     status = lib.onebit_w4a8_matmul(
-        i64(K), i64(N), i64(bits), i64(block_size), ptr(b), i64(b.nbytes), ptr(scales), i64(scales.size),
-        ptr(zero_points), i64(0 if zero_points is None else zero_points.nbytes), ptr(x), i64(x.shape[0]), None,
-        None if kernel is None else kernel.encode(), ptr(y), error, i64(len(error)))
+        i64(K),
+        i64(N),
+        i64(bits),
+        i64(block_size),
+        ptr(b),
+        i64(b.nbytes),
+        ptr(scales),
+        i64(scales.size),
+        ptr(zero_points),
+        i64(0 if zero_points is None else zero_points.nbytes),
+        ptr(x),
+        i64(x.shape[0]),
+        None,
+        None if kernel is None else kernel.encode(),
+        ptr(y),
+        error,
+        i64(len(error)),
+    )
     assert status == 0, error.value.decode()
     return y
 
@@ -55,12 +70,27 @@ def nbits_session(K, N, bits, block_size, b, scales, zero_points, accuracy_level
     if zero_points is not None:
         inits.append(numpy_helper.from_array(zero_points, "zero_points"))
         inputs.append("zero_points")
-    node = helper.make_node("MatMulNBits", inputs, ["Y"], domain="com.microsoft", K=K, N=N, bits=bits,
-                            block_size=block_size, accuracy_level=accuracy_level)
-    graph = helper.make_graph([node], "nbits", [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["M", K])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["M", N])], inits)
-    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21),
-                                                                   helper.make_opsetid("com.microsoft", 1)])
+    node = helper.make_node(
+        "MatMulNBits",
+        inputs,
+        ["Y"],
+        domain="com.microsoft",
+        K=K,
+        N=N,
+        bits=bits,
+        block_size=block_size,
+        accuracy_level=accuracy_level,
+    )
+    graph = helper.make_graph(
+        [node],
+        "nbits",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["M", K])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["M", N])],
+        inits,
+    )
+    model = helper.make_model(
+        graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    )
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -127,8 +157,11 @@ def exact(x, b, scales, zero_points, N, K, bits, block_size):
     return x.astype(np.float64) @ w.reshape(N, -1)[:, :K].T
 
 
-CASES = [(bits, K, N, bs) for bits in (4, 8)
-         for (K, N, bs) in [(576, 576, 32), (1536, 67, 32), (576, 192, 128), (100, 37, 16), (300, 64, 256), (250, 9, 64)]]
+CASES = [
+    (bits, K, N, bs)
+    for bits in (4, 8)
+    for (K, N, bs) in [(576, 576, 32), (1536, 67, 32), (576, 192, 128), (100, 37, 16), (300, 64, 256), (250, 9, 64)]
+]
 
 
 @pytest.mark.parametrize("with_zero_points", [False, True], ids=["sym", "zp"])
@@ -149,9 +182,11 @@ def test_contract_matches_ort_accuracy_level_4(bits, K, N, block_size, with_zero
         ratio = np.abs(y.astype(np.float64) - y_ort) / (magnitude * 2.0**-24 + 1e-300)
         want = exact(x, b, scales, zero_points, N, K, bits, block_size)
         rms = lambda v: float(np.sqrt(np.mean((v - want) ** 2)))  # noqa: E731
-        line = (f"MatMulNBits bits={bits} K={K} N={N} bs={block_size} zp={with_zero_points} M={M}: "
-                f"|contract-ORT| max {ratio.max():.2f} ulps of Σ|terms|; rms vs exact contract "
-                f"{rms(y):.4g}, ORT {rms(y_ort):.4g}")
+        line = (
+            f"MatMulNBits bits={bits} K={K} N={N} bs={block_size} zp={with_zero_points} M={M}: "
+            f"|contract-ORT| max {ratio.max():.2f} ulps of Σ|terms|; rms vs exact contract "
+            f"{rms(y):.4g}, ORT {rms(y_ort):.4g}"
+        )
         ep_session.record_measurement(line)
         assert ratio.max() <= BOUND_ULPS, line
         for kernel in ("portable", None):

@@ -3,6 +3,7 @@
 file; once the EP has packed a weight it pages ORT's copy out, so the peak holds about one copy
 of the int8 weights, not two (ORT frees its copies only after every group is compiled). Sessions
 created and released in a loop leave no memory, fds or threads behind."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ import textwrap
 import numpy as np
 import onnx
 import pytest
-
 import qdq_models as qm
 from conftest import HERE, REPO
 
@@ -57,15 +57,17 @@ def test_session_peak_holds_about_one_copy_of_the_weights(ep_lib, disk_dir):
     onnx.save(projection_stack(LAYERS), path, save_as_external_data=True, location="stack.onnx.data")
     with open(path.with_suffix(".onnx.data"), "rb+") as data:
         os.fsync(data.fileno())  # clean file pages, like any model file written before the run
-    out = subprocess.run([sys.executable, "-c", ARM, str(path), str(HERE)], capture_output=True, text=True,
-                         check=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", ARM, str(path), str(HERE)], capture_output=True, text=True, check=True, timeout=300
+    )
     weight_bytes = sum(K * N for _, K, N in PROJECTIONS) * LAYERS
     peak = json.loads(out.stdout.strip().splitlines()[-1])
     growth = peak["after"] - peak["before"]
     print(f"session peak growth {growth / 2**20:.0f} MiB for {weight_bytes / 2**20:.0f} MiB of int8 weights")
     assert growth < 1.5 * weight_bytes, (
         f"creating the session raised the peak by {growth / 2**20:.0f} MiB, "
-        f"{growth / weight_bytes:.2f}x the {weight_bytes / 2**20:.0f} MiB of int8 weights")
+        f"{growth / weight_bytes:.2f}x the {weight_bytes / 2**20:.0f} MiB of int8 weights"
+    )
 
 
 # One group with 128 MiB of int8 weights, in external data, run in children under RLIMIT_AS.
@@ -112,8 +114,9 @@ def big_group(directory: pathlib.Path) -> pathlib.Path:
 
 
 def oom_lines(path: pathlib.Path, *args: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", OOM_ARM, str(path), str(HERE), *args], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", OOM_ARM, str(path), str(HERE), *args], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, f"the child crashed (exit {out.returncode}):\n{out.stderr[-2000:]}"
     return out.stdout.splitlines()
 
@@ -200,13 +203,30 @@ def test_session_churn_holds_memory_fds_and_threads(ep_lib, tmp_path, device):
     onnx.save(qm.build_qdq_stack(dims=(64, 128, 64, 32), float_output=False), path)
     options = {"device": device, "min_device_rows": "1", "designs_dir": str(tmp_path / "designs")}
     env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", CHURN, str(path), str(HERE), json.dumps(options), str(CHURN_WARMUP),
-                          str(CHURN_SESSIONS)], capture_output=True, text=True, check=True, timeout=600, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHURN,
+            str(path),
+            str(HERE),
+            json.dumps(options),
+            str(CHURN_WARMUP),
+            str(CHURN_SESSIONS),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        env=env,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     first, last = result["first"], result["last"]
     per_100 = (last["rss_kib"] - first["rss_kib"]) * 100 / CHURN_SESSIONS
-    print(f"churn device={device}: RSS {first['rss_kib']} -> {last['rss_kib']} KiB over {CHURN_SESSIONS} sessions "
-          f"({per_100:.0f} KiB per 100), fds {first['fds']} -> {last['fds']}, threads {first['threads']} -> {last['threads']}")
+    print(
+        f"churn device={device}: RSS {first['rss_kib']} -> {last['rss_kib']} KiB over {CHURN_SESSIONS} sessions "
+        f"({per_100:.0f} KiB per 100), fds {first['fds']} -> {last['fds']}, threads {first['threads']} -> {last['threads']}"
+    )
     assert per_100 <= CHURN_RSS_KIB_PER_100, result
     # Fewer threads at the end is a thread of the warm-up still exiting at the first sample, not a leak.
     assert last["fds"] == first["fds"] and last["threads"] <= first["threads"], result

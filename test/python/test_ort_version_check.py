@@ -4,6 +4,7 @@ is called (as ORT calls it) with a fake OrtApiBase whose GetApi refuses the API 
 The library must answer with an OrtStatus built through the oldest API (CreateStatus of API 1)
 that names both versions -- never crash, never hand out a factory. test/package/test_old_ort.py
 does the same with a real onnxruntime 1.23.2."""
+
 from __future__ import annotations
 
 import ctypes
@@ -53,9 +54,14 @@ def library():
         pytest.fail("set ONEBIT_EP_LIB to the built libonebit_ep.so (scripts/test.sh does)")
     lib = ctypes.CDLL(path)
     lib.CreateEpFactories.restype = ctypes.c_void_p
-    lib.CreateEpFactories.argtypes = [ctypes.c_char_p, ctypes.POINTER(OrtApiBase), ctypes.c_void_p,
-                                      ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                      ctypes.POINTER(ctypes.c_size_t)]
+    lib.CreateEpFactories.argtypes = [
+        ctypes.c_char_p,
+        ctypes.POINTER(OrtApiBase),
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_void_p),
+        ctypes.c_size_t,
+        ctypes.POINTER(ctypes.c_size_t),
+    ]
     lib.OnebitEp_Version.restype = ctypes.c_char_p
     return lib
 
@@ -74,8 +80,13 @@ def test_an_ort_older_than_the_needed_api_gets_a_status_naming_both_versions(lib
     assert ort.asked == [needed, 1], ort.asked  # the needed API, then the oldest for CreateStatus
     assert status == ctypes.addressof(ort._status) and count == 0 and factory is None
     version = library.OnebitEp_Version().decode()
-    assert ort.statuses == [(ORT_NOT_IMPLEMENTED, f"onebit: OnebitExecutionProvider {version} needs ORT 1.{needed} "
-                                                  f"or newer (ORT API {needed}); this process runs ORT 1.23.2")]
+    assert ort.statuses == [
+        (
+            ORT_NOT_IMPLEMENTED,
+            f"onebit: OnebitExecutionProvider {version} needs ORT 1.{needed} "
+            f"or newer (ORT API {needed}); this process runs ORT 1.23.2",
+        )
+    ]
 
 
 def test_an_ort_serving_no_api_at_all_gets_no_factory_and_no_crash(library):

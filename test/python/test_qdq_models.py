@@ -10,6 +10,7 @@ For each model:
       the measured numbers are printed (pytest -s, and in the terminal summary).
 Activations are fed with M = 0, 1, 7, 36 and 100 rows where the leading dims are symbolic.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,12 +18,11 @@ import logging
 import os
 import tempfile
 
+import ep_session as es
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-
-import ep_session as es
 import qdq_models as qm
 import reference
 from qdq_models import QdqSpec
@@ -34,8 +34,14 @@ S8, U8 = np.int8, np.uint8
 
 class Case:
     def __init__(self, name, build, feeds, groups, bound, note=""):
-        self.name, self._build, self._feeds, self.groups, self.bound, self.note = \
-            name, build, feeds, groups, bound, note
+        self.name, self._build, self._feeds, self.groups, self.bound, self.note = (
+            name,
+            build,
+            feeds,
+            groups,
+            bound,
+            note,
+        )
 
     @functools.cached_property
     def model(self) -> onnx.ModelProto:
@@ -87,55 +93,120 @@ def qdq_case(name, groups=1, bound=None, note="", **kw):
 CASES = [
     # float outputs
     qdq_case("s8_w8_tensor_f", bound=FLOAT),
-    qdq_case("s8_w8_channel_bias_f", w_per_channel=True, bias="float", bound=FLOAT,
-             note="level 1: Gemm with the float bias"),
+    qdq_case(
+        "s8_w8_channel_bias_f", w_per_channel=True, bias="float", bound=FLOAT, note="level 1: Gemm with the float bias"
+    ),
     qdq_case("s8_bias_first_f", bias="float_first", bound=FLOAT, note="Add(bias, MatMul)"),
     qdq_case("u8_wu8_zp_bias_f", x_type=U8, w_type=U8, w_zp=117, bias="float", bound=FLOAT),
     qdq_case("s8_dqbias_f", bias="dq_int32", w_per_channel=True, bound=FLOAT),
     # int8 / uint8 outputs
-    qdq_case("s8_bias_q8", bias="float", out_type=S8, bound=NEAR,
-             note="level 1: Gemm + DQ(int32 bias) (WeightBiasQuantization)"),
+    qdq_case(
+        "s8_bias_q8",
+        bias="float",
+        out_type=S8,
+        bound=NEAR,
+        note="level 1: Gemm + DQ(int32 bias) (WeightBiasQuantization)",
+    ),
     qdq_case("s8_channel_bias_q8", w_per_channel=True, bias="float", out_type=S8, bound=NEAR),
-    qdq_case("s8_channel_zp_dqbias_q8", w_per_channel=True, w_zp="random", bias="dq_int32", out_type=S8,
-             bound=NEAR),
+    qdq_case("s8_channel_zp_dqbias_q8", w_per_channel=True, w_zp="random", bias="dq_int32", out_type=S8, bound=NEAR),
     qdq_case("s8_nobias_q8", out_type=S8, bound=NEAR),
     qdq_case("s8_to_u8", bias="float_first", out_type=U8, bound=NEAR),
-    qdq_case("u8_to_s8", x_type=U8, bias="float", out_type=S8, bound=NEAR,
-             note="activation and output types differ: ORT does not fuse (float path)"),
+    qdq_case(
+        "u8_to_s8",
+        x_type=U8,
+        bias="float",
+        out_type=S8,
+        bound=NEAR,
+        note="activation and output types differ: ORT does not fuse (float path)",
+    ),
     qdq_case("u8_bias_u8", x_type=U8, bias="float", out_type=U8, bound=U8_SAT),
-    qdq_case("u8_wu8_zp_channel_u8", x_type=U8, w_type=U8, w_zp="random", w_per_channel=True,
-             bias="float_first", out_type=U8, bound=NEAR, note="uint8 weights: no u8s8 saturation"),
-    qdq_case("u8_channel_wzp_dqbias_u8", x_type=U8, w_per_channel=True, w_zp="random", bias="dq_int32",
-             out_type=U8, bound=U8_SAT),
-    qdq_case("ties_s8", scales_pow2=True, x_zp=0, w_range=(-3, 3), x_range=(-8, 8), out_type=S8, bound=NEAR,
-             note="v/y_scale = acc/2: every odd accumulator is a .5 tie"),
-    qdq_case("ties_u8", scales_pow2=True, x_zp=0, x_type=U8, w_range=(-3, 3), x_range=(120, 136), out_type=U8,
-             bound=NEAR, note="ties, uint8"),
+    qdq_case(
+        "u8_wu8_zp_channel_u8",
+        x_type=U8,
+        w_type=U8,
+        w_zp="random",
+        w_per_channel=True,
+        bias="float_first",
+        out_type=U8,
+        bound=NEAR,
+        note="uint8 weights: no u8s8 saturation",
+    ),
+    qdq_case(
+        "u8_channel_wzp_dqbias_u8",
+        x_type=U8,
+        w_per_channel=True,
+        w_zp="random",
+        bias="dq_int32",
+        out_type=U8,
+        bound=U8_SAT,
+    ),
+    qdq_case(
+        "ties_s8",
+        scales_pow2=True,
+        x_zp=0,
+        w_range=(-3, 3),
+        x_range=(-8, 8),
+        out_type=S8,
+        bound=NEAR,
+        note="v/y_scale = acc/2: every odd accumulator is a .5 tie",
+    ),
+    qdq_case(
+        "ties_u8",
+        scales_pow2=True,
+        x_zp=0,
+        x_type=U8,
+        w_range=(-3, 3),
+        x_range=(120, 136),
+        out_type=U8,
+        bound=NEAR,
+        note="ties, uint8",
+    ),
     qdq_case("odd_sizes_k67_n45", K=67, N=45, w_per_channel=True, bias="float", out_type=S8, bound=NEAR),
     qdq_case("k256_n96_u8", K=256, N=96, x_type=U8, bias="float", out_type=U8, bound=dict(frac=0.97, lsb=64)),
     qdq_case("opset13_channel_q8", opset=13, w_per_channel=True, bias="float", out_type=S8, bound=NEAR),
     # rank 3 and 4, symbolic and static leading dims
-    qdq_case("r3_symbolic_bias_q8", x_shape=["batch", 5, None], bias="float", out_type=S8, bound=NEAR,
-             note="symbolic batch: MatMul+Add stay"),
-    qdq_case("r3_static_bias_q8", x_shape=[2, 5, None], bias="float", out_type=S8, bound=NEAR,
-             note="static: Reshape-Gemm-Reshape with inserted Q/DQ pairs"),
+    qdq_case(
+        "r3_symbolic_bias_q8",
+        x_shape=["batch", 5, None],
+        bias="float",
+        out_type=S8,
+        bound=NEAR,
+        note="symbolic batch: MatMul+Add stay",
+    ),
+    qdq_case(
+        "r3_static_bias_q8",
+        x_shape=[2, 5, None],
+        bias="float",
+        out_type=S8,
+        bound=NEAR,
+        note="static: Reshape-Gemm-Reshape with inserted Q/DQ pairs",
+    ),
     qdq_case("r3_static_bias_u8", x_shape=[2, 5, None], x_type=U8, bias="float", out_type=U8, bound=U8_SAT),
     qdq_case("r3_static_nobias_f", x_shape=[3, 4, None], w_per_channel=True, bound=FLOAT),
     qdq_case("r4_static_bias_f", x_shape=[2, 3, 5, None], bias="float", bound=FLOAT),
-    qdq_case("r4_symbolic_q8", x_shape=["b", 3, "s", None], w_per_channel=True, bias="dq_int32", out_type=S8,
-             bound=NEAR),
+    qdq_case(
+        "r4_symbolic_q8", x_shape=["b", 3, "s", None], w_per_channel=True, bias="dq_int32", out_type=S8, bound=NEAR
+    ),
     # explicit Gemm
     qdq_case("gemm_transb1_u8", form="gemm", trans_b=1, x_type=U8, bias="float", out_type=U8, bound=U8_SAT),
     qdq_case("gemm_transb1_channel_f", form="gemm", trans_b=1, w_per_channel=True, bias="float", bound=FLOAT),
     qdq_case("gemm_transb0_dqbias_q8", form="gemm", bias="dq_int32", out_type=S8, bound=NEAR),
     # multi-layer stacks (activations re-quantized between layers by the EP itself)
-    Case("stack_s8_channel_f", lambda: qm.build_qdq_stack((64, 128, 64, 32), S8, per_channel=True),
-         lambda: [{"x_q": qm.rand_q(np.random.default_rng(300 + i), (m, 64), S8)} for i, m in enumerate(ROWS)],
-         3, dict(rel=0.1), note="ORT runs the int8 layers through QDQS8ToU8 + its u8s8 kernel"),
-    Case("stack_u8_tensor_q", lambda: qm.build_qdq_stack((64, 128, 96, 64, 32), U8, per_channel=False,
-                                                          float_output=False),
-         lambda: [{"x_q": qm.rand_q(np.random.default_rng(310 + i), (m, 64), U8)} for i, m in enumerate(ROWS)],
-         4, dict(frac=0.92, lsb=24)),
+    Case(
+        "stack_s8_channel_f",
+        lambda: qm.build_qdq_stack((64, 128, 64, 32), S8, per_channel=True),
+        lambda: [{"x_q": qm.rand_q(np.random.default_rng(300 + i), (m, 64), S8)} for i, m in enumerate(ROWS)],
+        3,
+        dict(rel=0.1),
+        note="ORT runs the int8 layers through QDQS8ToU8 + its u8s8 kernel",
+    ),
+    Case(
+        "stack_u8_tensor_q",
+        lambda: qm.build_qdq_stack((64, 128, 96, 64, 32), U8, per_channel=False, float_output=False),
+        lambda: [{"x_q": qm.rand_q(np.random.default_rng(310 + i), (m, 64), U8)} for i, m in enumerate(ROWS)],
+        4,
+        dict(frac=0.92, lsb=24),
+    ),
 ]
 
 
@@ -165,20 +236,30 @@ def quantized_mlp(activation: str, per_channel: bool) -> onnx.ModelProto:
     with tempfile.TemporaryDirectory() as d:
         src, dst = os.path.join(d, "float.onnx"), os.path.join(d, "q.onnx")
         onnx.save(qm.build_float_mlp(), src)
-        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ,
-                        activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8,
-                        per_channel=per_channel)
+        quantize_static(
+            src,
+            dst,
+            Reader(),
+            quant_format=QuantFormat.QDQ,
+            activation_type=getattr(QuantType, activation),
+            weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+        )
         return onnx.load(dst)
 
 
 for _act in ("QInt8", "QUInt8"):
     for _pc in (False, True):
-        CASES.append(Case(
-            f"quantize_static_{_act}_{'channel' if _pc else 'tensor'}",
-            functools.partial(quantized_mlp, _act, _pc),
-            lambda: [{"x": qm.float_mlp_inputs(m, seed=400 + m)} for m in ROWS],
-            3, dict(out_lsb=24 if _pc else 15, frac=0.75 if _pc else 0.25),
-            note="MatMul+Add+Relu MLP 32-64-48-16; groups DQ,DQ,MatMul,Q"))
+        CASES.append(
+            Case(
+                f"quantize_static_{_act}_{'channel' if _pc else 'tensor'}",
+                functools.partial(quantized_mlp, _act, _pc),
+                lambda: [{"x": qm.float_mlp_inputs(m, seed=400 + m)} for m in ROWS],
+                3,
+                dict(out_lsb=24 if _pc else 15, frac=0.75 if _pc else 0.25),
+                note="MatMul+Add+Relu MLP 32-64-48-16; groups DQ,DQ,MatMul,Q",
+            )
+        )
 
 BY_NAME = {c.name: c for c in CASES}
 NAMES = list(BY_NAME)
@@ -207,8 +288,11 @@ def test_ep_claims_and_is_exact(name, ep_lib):
     runs = len(case.feeds)
     assert run.groups == case.groups, f"{name}: EP compiled {run.groups} groups, expected {case.groups}"
     assert run.group_runs == case.groups * runs, f"{name}: qdq runs {run.group_runs} != {case.groups} x {runs}"
-    matmuls = [n for n, op in run.ep_nodes("CPUExecutionProvider") if op in ("MatMul", "Gemm", "MatMulInteger",
-                                                                            "QLinearMatMul")]
+    matmuls = [
+        n
+        for n, op in run.ep_nodes("CPUExecutionProvider")
+        if op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul")
+    ]
     assert not matmuls, f"{name}: MatMul/Gemm nodes left on the CPU EP: {matmuls}"
     _assert_outputs_exact(run.outputs, _reference(case.level1, case.feeds), f"{name} (EP, default level)")
 
@@ -346,12 +430,17 @@ def _two_groups_sharing_x():
         nn = onnx.NodeProto()
         nn.CopyFrom(n)
         nn.name = "b_" + n.name
-        nn.input[:] = [rename.get(i, "b_" + i if i != "x_q" and i not in ("x_scale", "x_zero_point") else i)
-                       for i in n.input]
+        nn.input[:] = [
+            rename.get(i, "b_" + i if i != "x_q" and i not in ("x_scale", "x_zero_point") else i) for i in n.input
+        ]
         nn.output[:] = ["b_" + o for o in n.output]
         g.node.append(nn)
-    g.output.extend([onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT8, ["M", 48]),
-                     onnx.helper.make_tensor_value_info("b_y", onnx.TensorProto.FLOAT, ["M", 48])])
+    g.output.extend(
+        [
+            onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT8, ["M", 48]),
+            onnx.helper.make_tensor_value_info("b_y", onnx.TensorProto.FLOAT, ["M", 48]),
+        ]
+    )
     return qm.make_model(list(g.node), list(g.input), list(g.output), list(g.initializer), name="shared_x")
 
 

@@ -4,6 +4,7 @@ with the library, and a device used after that reads freed memory inside onnxrun
 helpers hold the registration while a device register() returned is alive. Runs the package as
 installed (its folder with the library beside __init__.py, and its dist-info) in a fresh process,
 since this one has the library registered for the other tests."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,9 @@ import subprocess
 import sys
 import textwrap
 
+import ep_session as es
 import numpy as np
 import onnx
-
-import ep_session as es
 import qdq_models as qm
 import reference
 from qdq_models import QdqSpec
@@ -80,14 +80,21 @@ def test_unregister_refuses_while_a_device_from_register_is_alive(ep_lib, tmp_pa
     onnx.save(model, tmp_path / "m.onnx")
     np.savez(tmp_path / "f.npz", **feeds)
     site = installed_package(tmp_path / "site", ep_lib)
-    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "m.onnx"), str(tmp_path / "f.npz"),
-                            str(tmp_path / "o.npz")], capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "PYTHONPATH": str(site)})
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "m.onnx"), str(tmp_path / "f.npz"), str(tmp_path / "o.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     assert child.returncode == 0, child.stderr
-    alive = ("1 OnebitExecutionProvider device(s) returned by register() are still referenced: drop them (and "
-             "release the sessions made with them) before unregister(); onnxruntime frees the devices with the library")
-    nothing = ("onnxruntime_ep_onebit.register() has not registered the EP library in this process: "
-               "nothing to unregister")
+    alive = (
+        "1 OnebitExecutionProvider device(s) returned by register() are still referenced: drop them (and "
+        "release the sessions made with them) before unregister(); onnxruntime frees the devices with the library"
+    )
+    nothing = (
+        "onnxruntime_ep_onebit.register() has not registered the EP library in this process: nothing to unregister"
+    )
     assert json.loads(child.stdout.strip().splitlines()[-1]) == [
         ["before register", f"refused: {nothing}", 0],
         ["devices alive", f"refused: {alive}", 1],  # the registration is kept: the device still works

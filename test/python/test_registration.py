@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Registration, devices, provider options and the trace line of the onebit EP."""
+
 from __future__ import annotations
 
 import os
 import tempfile
 
+import ep_session as es
 import numpy as np
 import onnxruntime as ort
 import pytest
-
-import ep_session as es
 import qdq_models as qm
 import reference
 from qdq_models import QdqSpec
@@ -87,8 +87,10 @@ def test_bad_trace_value_fails_clearly(ep_lib, small_model):
     assert "trace" in str(info.value), str(info.value)
 
 
-@pytest.mark.parametrize("options", [{"device": "none"}, {"device": "auto"}, {"min_device_rows": "0"},
-                                     {"min_device_rows": "64", "device": "auto"}])
+@pytest.mark.parametrize(
+    "options",
+    [{"device": "none"}, {"device": "auto"}, {"min_device_rows": "0"}, {"min_device_rows": "64", "device": "auto"}],
+)
 def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
     model, feeds, ref = small_model
     run = es.run_with_ep(model, [feeds, feeds], options)
@@ -97,10 +99,27 @@ def test_valid_options_run_and_stay_exact(ep_lib, small_model, options):
         es.assert_exact(outs[0], ref[0], f"options {options}")
 
 
-TRACE_KEYS = ["group_runs", "groups", "host_rows_policy", "host_routes", "device_fallbacks", "device_busy",
-              "device_breaker_skips",
-              "device_calls", "device_launches", "a_bytes_synced", "c_bytes_synced", "c_syncs_narrowed", "c_syncs_whole",
-              "designs_built", "designs_loaded", "designs_failed", "host_only_kind", "host_ns", "device_ns"]
+TRACE_KEYS = [
+    "group_runs",
+    "groups",
+    "host_rows_policy",
+    "host_routes",
+    "device_fallbacks",
+    "device_busy",
+    "device_breaker_skips",
+    "device_calls",
+    "device_launches",
+    "a_bytes_synced",
+    "c_bytes_synced",
+    "c_syncs_narrowed",
+    "c_syncs_whole",
+    "designs_built",
+    "designs_loaded",
+    "designs_failed",
+    "host_only_kind",
+    "host_ns",
+    "device_ns",
+]
 
 
 def test_trace_line_names_every_counter(ep_lib, small_model):
@@ -157,8 +176,11 @@ def cpu_flags() -> set[str]:
 
 
 # The CPU flags (as Linux names them) each SIMD host kernel needs.
-KERNEL_FLAGS = {"avx512vnni": {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"}, "avxvnni": {"avx_vnni"},
-                "avx2": {"avx2"}}
+KERNEL_FLAGS = {
+    "avx512vnni": {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"},
+    "avxvnni": {"avx_vnni"},
+    "avx2": {"avx2"},
+}
 
 
 def test_unknown_forced_kernel_fails_session_creation(ep_lib, small_model, monkeypatch):

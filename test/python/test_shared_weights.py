@@ -10,6 +10,7 @@ paged out; what it adds is ORT's session state, a few MiB whatever the weights' 
 sharing off (ONEBIT_SHARE_WEIGHTS=0) grows by about the packed size per session, so the bound
 would catch a second copy.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,10 @@ import tempfile
 import textwrap
 import threading
 
+import ep_session as es
 import numpy as np
 import onnx
 import pytest
-
-import ep_session as es
 import qdq_models as qm
 import reference
 from conftest import HERE, REPO
@@ -81,8 +81,13 @@ def run_arm(ep_lib, directory: pathlib.Path, models: list[pathlib.Path], rounds:
     x_path = directory / "x.npy"
     np.save(x_path, activation())
     env = dict(os.environ, ONEBIT_SHARE_WEIGHTS="1" if share else "0")
-    out = subprocess.run([sys.executable, "-c", ARM, ep_lib, str(HERE), str(rounds), str(x_path), *map(str, models)],
-                         capture_output=True, text=True, timeout=600, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", ARM, ep_lib, str(HERE), str(rounds), str(x_path), *map(str, models)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1]), np.load(str(x_path) + ".out.npy")
 
@@ -114,9 +119,11 @@ def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir):
         for i, y in enumerate(outputs):
             np.testing.assert_array_equal(y, expected, err_msg=f"session {i}, share={share}")
         growth[share] = (pss[-1] - pss[0]) / (sessions - 1)
-        es.record_measurement(f"shared weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights, PSS "
-                              f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
-                              f"extra session with sharing {'on' if share else 'off'}")
+        es.record_measurement(
+            f"shared weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights, PSS "
+            f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
+            f"extra session with sharing {'on' if share else 'off'}"
+        )
     assert growth[True] < 0.25 * WEIGHT_BYTES, growth
     assert growth[False] > 0.75 * WEIGHT_BYTES, f"sharing off should add a copy per session: {growth}"
 

@@ -18,6 +18,7 @@
 - bad GGUF input (missing, corrupt, another architecture, an unsupported tensor type) is a clear
   error and leaves nothing in the cache.
 """
+
 from __future__ import annotations
 
 import gc
@@ -27,15 +28,14 @@ import pathlib
 import subprocess
 import sys
 
+import ep_session as es
 import gguf
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import numpy_helper
-
-import ep_session as es
 import smollm2_folder
+from onnx import numpy_helper
 from smollm2_folder import LAYERS, builder_env
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "models"))
@@ -90,15 +90,18 @@ def test_smoothing_narrows_the_activation_ranges(built):
     _, _, weights = built
     prompts = [IDS, IDS[:7]]
     before = smooth_activations.input_maxima(weights, prompts)
-    smoothed = gguf_llama.LlamaWeights(weights.config, weights.embedding, weights.final_norm,
-                                       [dict(layer) for layer in weights.layers])
+    smoothed = gguf_llama.LlamaWeights(
+        weights.config, weights.embedding, weights.final_norm, [dict(layer) for layer in weights.layers]
+    )
     smooth_activations.smooth(smoothed, prompts)
     after = smooth_activations.input_maxima(smoothed, prompts)
     spread = lambda m: m.max() / np.median(m)  # noqa: E731 - the largest channel against a typical one
     for key in before:
         assert spread(after[key]) < spread(before[key]), key
     # Equal up to the float32 rounding of the rescaled weights.
-    np.testing.assert_allclose(llama_reference.logits(smoothed, IDS), llama_reference.logits(weights, IDS), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(
+        llama_reference.logits(smoothed, IDS), llama_reference.logits(weights, IDS), rtol=0, atol=1e-4
+    )
 
 
 def qdq_model(out, manifest, activations):
@@ -130,7 +133,9 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
         assert [n for n, op in assignment["CPUExecutionProvider"] if op == "QuantizeLinear"] == []
     # What stays on ORT: no MatMul; attention (its activation x activation products included) is
     # one float GroupQueryAttention node a layer, on purpose.
-    left = [(name, op) for name, op in assignment["CPUExecutionProvider"] if op in ("MatMul", "Gemm", "GroupQueryAttention")]
+    left = [
+        (name, op) for name, op in assignment["CPUExecutionProvider"] if op in ("MatMul", "Gemm", "GroupQueryAttention")
+    ]
     assert sorted(left) == [(f"layers.{i}.attention", "GroupQueryAttention") for i in range(LAYERS)]
 
 
@@ -145,7 +150,9 @@ def test_int4_model_is_what_genai_builds_for_cpu(built):
     initializers = {i.name: numpy_helper.to_array(i) for g in (model, fp32) for i in g.graph.initializer}
     nodes = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
     projection = lambda node: node.name.removesuffix("_Q4")  # noqa: E731 - the quantizer's renaming
-    assert sorted(projection(n) for n in nodes) == sorted(llama_onnx.projection_nodes(gguf_llama.LlamaConfig(**manifest["config"])))
+    assert sorted(projection(n) for n in nodes) == sorted(
+        llama_onnx.projection_nodes(gguf_llama.LlamaConfig(**manifest["config"]))
+    )
     for node in nodes:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         assert (attrs["bits"], attrs["block_size"], attrs["accuracy_level"]) == (4, 32, 4), node.name
@@ -170,9 +177,11 @@ def test_genai_folder_names_the_decoder_and_links_its_files(built, weights):
     layers = range(decoder["num_hidden_layers"])
     inputs, outputs = decoder["inputs"], decoder["outputs"]
     assert [i.name for i in graph.input] == [inputs["input_ids"], inputs["attention_mask"]] + [
-        inputs[f"past_{kv}_names"] % i for i in layers for kv in ("key", "value")]
+        inputs[f"past_{kv}_names"] % i for i in layers for kv in ("key", "value")
+    ]
     assert [o.name for o in graph.output] == [outputs["logits"]] + [
-        outputs[f"present_{kv}_names"] % i for i in layers for kv in ("key", "value")]
+        outputs[f"present_{kv}_names"] % i for i in layers for kv in ("key", "value")
+    ]
     assert decoder["num_hidden_layers"] == manifest["config"]["layers"]
     model_file = manifest["int4_model"] if weights == "int4" else manifest["qdq_models"]["uint8"]
     for name in (model_file, f"{model_file}.data", "tokenizer.json"):
@@ -209,7 +218,9 @@ def test_activation_types(built):
     for activations, dtype in (("uint8", np.uint8), ("int8", np.int8)):
         graph = onnx.load(str(qdq_model(out, manifest, activations)), load_external_data=False).graph
         initializers = {i.name: i for i in graph.initializer}  # the weights stay in their data file
-        zero_points = [numpy_helper.to_array(initializers[n.input[2]]) for n in graph.node if n.op_type == "QuantizeLinear"]
+        zero_points = [
+            numpy_helper.to_array(initializers[n.input[2]]) for n in graph.node if n.op_type == "QuantizeLinear"
+        ]
         assert len(zero_points) == 4 * LAYERS + 1  # q/k/v, o, gate/up, down inputs per layer; lm_head's
         assert all(z.dtype == dtype for z in zero_points), activations
         assert any(z != 0 for z in zero_points), activations  # asymmetric, int8 included
@@ -221,7 +232,9 @@ def uint8_only_copy(built, cache_dir: pathlib.Path, fp32_data: bytes | None = No
     out, manifest, _ = built
     folder = cache_dir / build_smollm2.model_dir_name(LAYERS)
     folder.mkdir(parents=True)
-    (folder / build_smollm2.MANIFEST).write_text(json.dumps(dict(manifest, qdq_models={"uint8": manifest["qdq_models"]["uint8"]})))
+    (folder / build_smollm2.MANIFEST).write_text(
+        json.dumps(dict(manifest, qdq_models={"uint8": manifest["qdq_models"]["uint8"]}))
+    )
     fp32 = manifest["fp32_model"]
     for name in (manifest["tokenizer"], manifest["chat"], fp32, f"{fp32}.data"):
         (folder / name).write_bytes((out / name).read_bytes())
@@ -254,9 +267,20 @@ def test_builders_adding_the_same_model_at_once_take_turns(built, tmp_path):
     folder = uint8_only_copy(built, tmp_path)
     before = listing(folder)
     script = pathlib.Path(build_smollm2.__file__)
-    command = [sys.executable, str(script), "--cache-dir", str(tmp_path), "--layers", str(LAYERS), "--activations", "int8"]
-    builders = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=builder_env())
-                for _ in range(2)]
+    command = [
+        sys.executable,
+        str(script),
+        "--cache-dir",
+        str(tmp_path),
+        "--layers",
+        str(LAYERS),
+        "--activations",
+        "int8",
+    ]
+    builders = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=builder_env())
+        for _ in range(2)
+    ]
     outcomes = [(b.wait(timeout=600), b.stdout.read(), b.stderr.read()) for b in builders]
     for status, stdout, stderr in outcomes:
         assert status == 0, stderr[-2000:]
@@ -313,8 +337,10 @@ def test_kv_cache_in_shared_buffers_equals_copied_cache(built, ep_lib, arm):
     c = built[2].config
     session = arm_session(built, arm)
     capacity = len(IDS) + 5
-    buffers = {name: ort.OrtValue.ortvalue_from_numpy(np.zeros((1, c.kv_heads, capacity, c.head_dim), np.float32))
-               for name in llama_onnx.cache_names(c, "past")}
+    buffers = {
+        name: ort.OrtValue.ortvalue_from_numpy(np.zeros((1, c.kv_heads, capacity, c.head_dim), np.float32))
+        for name in llama_onnx.cache_names(c, "past")
+    }
     binding = session.io_binding()
     binding.bind_output("logits")  # first: get_outputs() lists the outputs in binding order
     for past_name, present_name in zip(llama_onnx.cache_names(c, "past"), llama_onnx.cache_names(c, "present")):
@@ -335,7 +361,7 @@ def test_kv_cache_in_shared_buffers_equals_copied_cache(built, ep_lib, arm):
         copied, past = run(session, c, [IDS[t]], past)
         np.testing.assert_array_equal(logits, copied)
     for name, value in past.items():
-        np.testing.assert_array_equal(buffers[name].numpy()[:, :, :len(IDS)], value)
+        np.testing.assert_array_equal(buffers[name].numpy()[:, :, : len(IDS)], value)
     binding = session = None  # released before the collection, as the other arms' sessions
     gc.collect()
 
@@ -347,13 +373,21 @@ def test_tokenizer_round_trips_text_and_special_tokens(built):
     chat = json.loads((out / "chat.json").read_text())
     assert (chat["bos_token_id"], chat["eos_token_id"]) == (1, 2)
     assert [tokenizer.token_to_id(t) for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>")] == [0, 1, 2]
-    texts = ["Hello, world! 12345", "Grüße aus München — naïve café", "東京は日本の首都です。", "Привет, мир",
-             "emoji 🙂🚀 and tabs\tand\nnewlines", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"]
+    texts = [
+        "Hello, world! 12345",
+        "Grüße aus München — naïve café",
+        "東京は日本の首都です。",
+        "Привет, мир",
+        "emoji 🙂🚀 and tabs\tand\nnewlines",
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
+    ]
     for text in texts:
         ids = tokenizer.encode(text).ids
         assert tokenizer.decode(ids, skip_special_tokens=False) == text
     # Special tokens are matched whole, the text between them is BPE over byte-level pieces ('Ċ' = "\n").
-    assert tokenizer.encode(texts[-1]).ids[:5] == [tokenizer.token_to_id(t) for t in ("<|im_start|>", "user", "Ċ", "Hi", "<|im_end|>")]
+    assert tokenizer.encode(texts[-1]).ids[:5] == [
+        tokenizer.token_to_id(t) for t in ("<|im_start|>", "user", "Ċ", "Hi", "<|im_end|>")
+    ]
     assert tokenizer.encode("2026").ids == [tokenizer.token_to_id(d) for d in "2026"]  # one token per digit
 
 
@@ -410,13 +444,18 @@ def test_corrupt_gguf(tmp_path):
 
 
 def test_unsupported_architecture(tmp_path):
-    expect_build_error(tmp_path, tiny_gguf(tmp_path / "qwen.gguf", arch="qwen2"),
-                       r"qwen\.gguf: architecture 'qwen2' is not supported \(only 'llama'\)")
+    expect_build_error(
+        tmp_path,
+        tiny_gguf(tmp_path / "qwen.gguf", arch="qwen2"),
+        r"qwen\.gguf: architecture 'qwen2' is not supported \(only 'llama'\)",
+    )
 
 
 def test_unsupported_tensor_type(tmp_path):
     path = tiny_gguf(tmp_path / "q6k.gguf", embedding_type=gguf.GGMLQuantizationType.Q6_K)
-    expect_build_error(tmp_path, path, r"q6k\.gguf: tensor 'token_embd.weight' has type Q6_K; supported: F32, F16, Q8_0")
+    expect_build_error(
+        tmp_path, path, r"q6k\.gguf: tensor 'token_embd.weight' has type Q6_K; supported: F32, F16, Q8_0"
+    )
 
 
 def test_layers_out_of_range(tmp_path):

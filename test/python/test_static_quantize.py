@@ -13,22 +13,23 @@
   quantizes a constant; one that ends an earlier group (a stack of QDQ groups, or quantize_dynamic's
   chain) stays in that group.
 """
+
 from __future__ import annotations
 
+import ep_session as es
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
-
-import ep_session as es
 from qdq_models import init, make_model
 from reference import exact_acc
 
 K = 24
 
 
-def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.037, weights=None, N=K, rows=("rows",),
-                        quantized_output=False):
+def quantize_then_group(
+    n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.037, weights=None, N=K, rows=("rows",), quantized_output=False
+):
     """x -> QuantizeLinear -> one DequantizeLinear per group -> MatMul with int8 weights (scale 1/64
     per column); the groups share the QuantizeLinear when n_groups > 1. `rows`: x's leading dims;
     `quantized_output`: the quantized activation is a graph output too."""
@@ -40,9 +41,11 @@ def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.03
     for i in range(n_groups):
         w = weights if weights is not None else rng.integers(-127, 128, (K, N)).astype(np.int8)
         inits += [init(f"w{i}", w), init(f"s_w{i}", np.full(N, 1 / 64, np.float32))]
-        nodes += [helper.make_node("DequantizeLinear", ["x_q", "s_x", "z_x"], [f"x_f{i}"], name=f"dq_x{i}"),
-                  helper.make_node("DequantizeLinear", [f"w{i}", f"s_w{i}"], [f"w_f{i}"], axis=1, name=f"dq_w{i}"),
-                  helper.make_node("MatMul", [f"x_f{i}", f"w_f{i}"], [f"y{i}"], name=f"matmul{i}")]
+        nodes += [
+            helper.make_node("DequantizeLinear", ["x_q", "s_x", "z_x"], [f"x_f{i}"], name=f"dq_x{i}"),
+            helper.make_node("DequantizeLinear", [f"w{i}", f"s_w{i}"], [f"w_f{i}"], axis=1, name=f"dq_w{i}"),
+            helper.make_node("MatMul", [f"x_f{i}", f"w_f{i}"], [f"y{i}"], name=f"matmul{i}"),
+        ]
         outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [*rows, N]))
     if quantized_output:
         outputs.append(helper.make_tensor_value_info("x_q", q_type, [*rows, K]))
@@ -52,9 +55,12 @@ def quantize_then_group(n_groups=1, q_type=TensorProto.UINT8, zp=131, scale=0.03
 def ort_quantize(x, scale, zp):
     """ORT's own QuantizeLinear (CPU EP) on x: the reference for the fused one."""
     node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])
-    model = make_model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-                       [helper.make_tensor_value_info("q", TensorProto.UINT8, list(x.shape))],
-                       [init("s", np.array(scale, np.float32)), init("z", np.array(zp, np.uint8))])
+    model = make_model(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("q", TensorProto.UINT8, list(x.shape))],
+        [init("s", np.array(scale, np.float32)), init("z", np.array(zp, np.uint8))],
+    )
     return es.run_cpu(model, {"x": x})[0]
 
 
@@ -81,8 +87,27 @@ def test_the_quantize_runs_in_the_group_and_equals_ort_quantize_then_exact_gemm(
 def test_edge_values_quantize_as_ort_does():
     scale, zp = 0.25, 128
     eye = np.eye(K, dtype=np.int8) * 64  # y = (x_q - zp) * scale: the quantized activation itself
-    specials = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, -0.0, 0.0, 0.125, 0.375, -0.125, 31.875, 32.0,
-                         -32.0, -32.125, 1e-30, np.float32(np.finfo(np.float32).max)], np.float32)
+    specials = np.array(
+        [
+            np.nan,
+            np.inf,
+            -np.inf,
+            1e30,
+            -1e30,
+            -0.0,
+            0.0,
+            0.125,
+            0.375,
+            -0.125,
+            31.875,
+            32.0,
+            -32.0,
+            -32.125,
+            1e-30,
+            np.float32(np.finfo(np.float32).max),
+        ],
+        np.float32,
+    )
     x = np.resize(specials, (5, K)).astype(np.float32)
     x[4] = np.random.default_rng(3).standard_normal(K).astype(np.float32) * 40
     model = quantize_then_group(scale=scale, zp=zp, weights=eye)
@@ -99,7 +124,9 @@ def test_a_quantize_shared_by_sibling_groups_runs_in_one_and_feeds_the_others_wh
     for shape, quantized_output in [((9, K), False), ((2, 5, K), True), ((0, K), True)]:
         x = (rng.standard_normal(shape) * 3).astype(np.float32)
         if x.size:
-            x.reshape(-1, K)[0, :6] = np.array([0.5, 1.5, -0.5, -2.5, 130.5, -140.5], np.float32) * np.float32(scale)  # ties
+            x.reshape(-1, K)[0, :6] = np.array([0.5, 1.5, -0.5, -2.5, 130.5, -140.5], np.float32) * np.float32(
+                scale
+            )  # ties
         model = quantize_then_group(n_groups=3, scale=scale, zp=zp, rows=shape[:-1], quantized_output=quantized_output)
         run = es.run_with_ep(model, {"x": x})
         assert run.counters["groups"] == 3, shape
@@ -127,25 +154,36 @@ def test_a_quantize_ending_a_dynamic_group_stays_with_it_and_both_groups_are_cla
     rng = np.random.default_rng(10)
     for with_bias in (False, True):
         h = "h_biased" if with_bias else "h"
-        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_s", "x_z"]),
-                 helper.make_node("MatMulInteger", ["x_q", "w1", "x_z"], ["acc"]),
-                 helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
-                 helper.make_node("Mul", ["x_s", "w1_s"], ["scales"]),
-                 helper.make_node("Mul", ["acc_f", "scales"], ["h"]),
-                 helper.make_node("QuantizeLinear", [h, "s_h", "z_h"], ["h_q"], name="quantize"),
-                 helper.make_node("DequantizeLinear", ["h_q", "s_h", "z_h"], ["h_f"]),
-                 helper.make_node("DequantizeLinear", ["w2", "s_w2"], ["w2_f"], axis=1),
-                 helper.make_node("MatMul", ["h_f", "w2_f"], ["y"])]
+        nodes = [
+            helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_s", "x_z"]),
+            helper.make_node("MatMulInteger", ["x_q", "w1", "x_z"], ["acc"]),
+            helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x_s", "w1_s"], ["scales"]),
+            helper.make_node("Mul", ["acc_f", "scales"], ["h"]),
+            helper.make_node("QuantizeLinear", [h, "s_h", "z_h"], ["h_q"], name="quantize"),
+            helper.make_node("DequantizeLinear", ["h_q", "s_h", "z_h"], ["h_f"]),
+            helper.make_node("DequantizeLinear", ["w2", "s_w2"], ["w2_f"], axis=1),
+            helper.make_node("MatMul", ["h_f", "w2_f"], ["y"]),
+        ]
         # Weights in 7 bits: no pair of uint8 x int8 products overflows int16, so ORT's integer
         # kernels (the reference here) are exact on every CPU, AVX2 without VNNI included.
-        inits = [init("w1", rng.integers(-64, 64, (K, K)).astype(np.int8)), init("w1_s", np.array(0.01, np.float32)),
-                 init("s_h", np.array(0.05, np.float32)), init("z_h", np.array(128, np.uint8)),
-                 init("w2", rng.integers(-64, 64, (K, 8)).astype(np.int8)), init("s_w2", np.full(8, 1 / 64, np.float32))]
+        inits = [
+            init("w1", rng.integers(-64, 64, (K, K)).astype(np.int8)),
+            init("w1_s", np.array(0.01, np.float32)),
+            init("s_h", np.array(0.05, np.float32)),
+            init("z_h", np.array(128, np.uint8)),
+            init("w2", rng.integers(-64, 64, (K, 8)).astype(np.int8)),
+            init("s_w2", np.full(8, 1 / 64, np.float32)),
+        ]
         if with_bias:
             nodes.insert(5, helper.make_node("Add", ["h", "b"], ["h_biased"]))
             inits.append(init("b", np.ones(K, np.float32)))
-        model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, K])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
+        model = make_model(
+            nodes,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, K])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+            inits,
+        )
         x = rng.standard_normal((4, K)).astype(np.float32)
         run = es.run_with_ep(model, {"x": x})
         assert run.counters["groups"] == 2, f"bias={with_bias}"
@@ -157,16 +195,26 @@ def test_a_quantize_of_a_constant_stays_with_ort():
     """Unoptimised, a QuantizeLinear of an initializer reaches the EP unfolded: it stays with ORT and
     the group takes its output (the fused node has no input for a constant it does not own)."""
     rng = np.random.default_rng(11)
-    nodes = [helper.make_node("QuantizeLinear", ["x_c", "s", "z"], ["x_q"]),
-             helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["x_f"]),
-             helper.make_node("DequantizeLinear", ["w", "s_w"], ["w_f"], axis=1),
-             helper.make_node("MatMul", ["x_f", "w_f"], ["h"]),
-             helper.make_node("Add", ["h", "y_in"], ["y"])]
-    inits = [init("x_c", (rng.standard_normal((5, K)) * 3).astype(np.float32)), init("s", np.array(0.05, np.float32)),
-             init("z", np.array(128, np.uint8)), init("w", rng.integers(-127, 128, (K, 8)).astype(np.int8)),
-             init("s_w", np.full(8, 1 / 64, np.float32))]
-    model = make_model(nodes, [helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [5, 8])],
-                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 8])], inits)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x_c", "s", "z"], ["x_q"]),
+        helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["x_f"]),
+        helper.make_node("DequantizeLinear", ["w", "s_w"], ["w_f"], axis=1),
+        helper.make_node("MatMul", ["x_f", "w_f"], ["h"]),
+        helper.make_node("Add", ["h", "y_in"], ["y"]),
+    ]
+    inits = [
+        init("x_c", (rng.standard_normal((5, K)) * 3).astype(np.float32)),
+        init("s", np.array(0.05, np.float32)),
+        init("z", np.array(128, np.uint8)),
+        init("w", rng.integers(-127, 128, (K, 8)).astype(np.int8)),
+        init("s_w", np.full(8, 1 / 64, np.float32)),
+    ]
+    model = make_model(
+        nodes,
+        [helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [5, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 8])],
+        inits,
+    )
     feeds = {"y_in": np.zeros((5, 8), np.float32)}
     level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     run = es.run_with_ep(model, feeds, level=level)
@@ -182,21 +230,30 @@ def test_a_quantize_whose_output_also_reaches_b_stays_with_ort(monkeypatch):
     monkeypatch.setenv("ONEBIT_ACTIVATION_MATMULS", "all")
     n = 32
     direct = [helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["b"])]
-    through_ort = [helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["bt"]),
-                   helper.make_node("Transpose", ["bt"], ["bf"]),
-                   helper.make_node("QuantizeLinear", ["bf", "s", "z"], ["bq"]),
-                   helper.make_node("DequantizeLinear", ["bq", "s", "z"], ["b"])]
+    through_ort = [
+        helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["bt"]),
+        helper.make_node("Transpose", ["bt"], ["bf"]),
+        helper.make_node("QuantizeLinear", ["bf", "s", "z"], ["bq"]),
+        helper.make_node("DequantizeLinear", ["bq", "s", "z"], ["b"]),
+    ]
     x = np.random.default_rng(12).standard_normal((n, n)).astype(np.float32)
     level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     for name, b_nodes in [("direct", direct), ("through ORT", through_ort)]:
-        nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["x_q"], name="quantize"),
-                 helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["a"]), *b_nodes,
-                 helper.make_node("MatMul", ["a", "b"], ["y"])]
-        model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
-                           [init("s", np.array(0.037, np.float32)), init("z", np.array(131, np.uint8))])
+        nodes = [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["x_q"], name="quantize"),
+            helper.make_node("DequantizeLinear", ["x_q", "s", "z"], ["a"]),
+            *b_nodes,
+            helper.make_node("MatMul", ["a", "b"], ["y"]),
+        ]
+        model = make_model(
+            nodes,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
+            [init("s", np.array(0.037, np.float32)), init("z", np.array(131, np.uint8))],
+        )
         run = es.run_with_ep(model, {"x": x}, level=level)
         assert run.counters["groups"] == 1, name
         assert ("quantize", "QuantizeLinear") in run.assignment["CPUExecutionProvider"], name
-        np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(model, {"x": x}, level=level)[0], rtol=0, atol=1e-4,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            run.outputs[0][0], es.run_cpu(model, {"x": x}, level=level)[0], rtol=0, atol=1e-4, err_msg=name
+        )

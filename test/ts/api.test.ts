@@ -40,7 +40,10 @@ describe('onebit backend', () => {
     const session = await ort.InferenceSession.create(group.bytes, {
       executionProviders: [{ name: 'onebit', minDeviceRows: 8, trace: false } as never],
     });
-    const cpu = await ort.InferenceSession.create(group.bytes, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled' });
+    const cpu = await ort.InferenceSession.create(group.bytes, {
+      executionProviders: ['cpu'],
+      graphOptimizationLevel: 'disabled',
+    });
     const feeds = { x_q: new ort.Tensor('int8', x, [rows, group.k]) };
     const ours = await session.run(feeds);
     await session.run(feeds);
@@ -94,17 +97,26 @@ describe('onebit backend', () => {
     await session.release();
 
     await expect(
-      ort.InferenceSession.create(model, { executionProviders: ['onebit'], extra: { session: { disable_cpu_ep_fallback: '1' } } }),
+      ort.InferenceSession.create(model, {
+        executionProviders: ['onebit'],
+        extra: { session: { disable_cpu_ep_fallback: '1' } },
+      }),
     ).rejects.toThrow(/CPU/i);
 
     // ORT cannot save a model holding compiled (fused) nodes: save one the EP claims nothing of.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-opt-'));
     const optimized = path.join(dir, 'optimized.onnx');
-    const identity = await ort.InferenceSession.create(identityModel(1), { executionProviders: ['onebit'], optimizedModelFilePath: optimized });
+    const identity = await ort.InferenceSession.create(identityModel(1), {
+      executionProviders: ['onebit'],
+      optimizedModelFilePath: optimized,
+    });
     expect(existsSync(optimized)).toBe(true);
     await identity.release();
     await expect(
-      ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], optimizedModelFilePath: path.join(dir, 'fused.onnx') }),
+      ort.InferenceSession.create(group.bytes, {
+        executionProviders: ['onebit'],
+        optimizedModelFilePath: path.join(dir, 'fused.onnx'),
+      }),
     ).rejects.toThrow(pkg.OnebitRuntimeError);
   });
 
@@ -123,7 +135,10 @@ describe('onebit backend', () => {
 
   it('keeps the event loop free while a run computes', async () => {
     const big = qdqGroup(1024, 2048, 11);
-    const session = await ort.InferenceSession.create(big.bytes, { executionProviders: ['onebit'], intraOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(big.bytes, {
+      executionProviders: ['onebit'],
+      intraOpNumThreads: 1,
+    });
     let ticks = 0;
     const timer = setInterval(() => ++ticks, 0);
     for (let i = 0; i < 5; ++i) await session.run({ x_q: new ort.Tensor('int8', int8Input(256 * 1024), [256, 1024]) });

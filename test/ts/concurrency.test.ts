@@ -15,7 +15,10 @@ function maxDiff(a: Int8Array, b: Int8Array): number {
 
 describe('concurrent runs', () => {
   it('on one session: 12 runs in flight, each with its own rows', async () => {
-    const session = await ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], intraOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(group.bytes, {
+      executionProviders: ['onebit'],
+      intraOpNumThreads: 1,
+    });
     const inputs = Array.from({ length: 12 }, (_, i) => ({ rows: 1 + i, x: int8Input((1 + i) * group.k, 100 + i) }));
     const outputs = await Promise.all(
       inputs.map(({ rows, x }) => session.run({ x_q: new ort.Tensor('int8', x, [rows, group.k]) })),
@@ -30,7 +33,9 @@ describe('concurrent runs', () => {
 
   it('on several sessions at once, with separate counters', async () => {
     const sessions = await Promise.all(
-      [1, 2, 3].map(() => ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], intraOpNumThreads: 1 })),
+      [1, 2, 3].map(() =>
+        ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], intraOpNumThreads: 1 }),
+      ),
     );
     const x = int8Input(4 * group.k, 77);
     const exact = exactQdq(group, x, 4);
@@ -38,7 +43,9 @@ describe('concurrent runs', () => {
       Array.from({ length: s + 1 }, () => session.run({ x_q: new ort.Tensor('int8', x, [4, group.k]) })),
     );
     for (const out of await Promise.all(runs)) expect(maxDiff(out.y_q.data as Int8Array, exact)).toBeLessThanOrEqual(1);
-    sessions.forEach((session, s) => expect(pkg.onebit.counters(session)).toMatchObject({ groupRuns: s + 1, groups: 1 }));
+    sessions.forEach((session, s) =>
+      expect(pkg.onebit.counters(session)).toMatchObject({ groupRuns: s + 1, groups: 1 }),
+    );
     await Promise.all(sessions.map((s) => s.release()));
   });
 
@@ -48,6 +55,8 @@ describe('concurrent runs', () => {
     const pending = [1, 2, 3].map(() => session.run({ x_q: new ort.Tensor('int8', x, [64, group.k]) }));
     await session.release();
     for (const out of await Promise.all(pending)) expect(out.y_q.dims).toEqual([64, group.n]);
-    await expect(session.run({ x_q: new ort.Tensor('int8', x, [64, group.k]) })).rejects.toThrow(pkg.OnebitSessionDisposedError);
+    await expect(session.run({ x_q: new ort.Tensor('int8', x, [64, group.k]) })).rejects.toThrow(
+      pkg.OnebitSessionDisposedError,
+    );
   });
 });

@@ -34,5 +34,4 @@ describe('consumers', () => {
       expect(result.counters).toMatchObject({ groupRuns: 1, groups: 1 });
     });
   }
-
 });

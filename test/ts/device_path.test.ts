@@ -25,7 +25,9 @@ function feedsFor(rows: number): Record<string, Tensor> {
   return { [stack.inputName]: new ort.Tensor('int8', int8Input(rows * 1024, rows), [rows, 1024]) };
 }
 
-async function runAll(options: Record<string, unknown>): Promise<{ outputs: Record<string, Tensor>[]; counters: ReturnType<typeof pkg.onebit.counters> }> {
+async function runAll(
+  options: Record<string, unknown>,
+): Promise<{ outputs: Record<string, Tensor>[]; counters: ReturnType<typeof pkg.onebit.counters> }> {
   const session = await ort.InferenceSession.create(stack.bytes, {
     executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig],
     intraOpNumThreads: 1,
@@ -38,14 +40,16 @@ async function runAll(options: Record<string, unknown>): Promise<{ outputs: Reco
 
 beforeAll(() => {
   // A private device lock (the EP opens it under XDG_RUNTIME_DIR) and no debugging override.
-  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG']) saved[key] = process.env[key];
+  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG'])
+    saved[key] = process.env[key];
   process.env.XDG_RUNTIME_DIR = tmp;
   for (const key of ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG']) delete process.env[key];
 });
 
 afterAll(() => {
-  for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
-  else process.env[key] = value;
+  for (const [key, value] of Object.entries(saved))
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
 });
 
 describe('device path (emu) through the Node API', () => {
@@ -57,7 +61,12 @@ describe('device path (emu) through the Node API', () => {
     for (const [i, run] of device.outputs.entries())
       for (const [name, tensor] of Object.entries(run)) {
         expect(tensor.dims, name).toEqual(host.outputs[i][name].dims);
-        expect(Buffer.from((tensor.data as Int8Array).buffer).equals(Buffer.from((host.outputs[i][name].data as Int8Array).buffer)), `${name} rows ${rowsList[i]}`).toBe(true);
+        expect(
+          Buffer.from((tensor.data as Int8Array).buffer).equals(
+            Buffer.from((host.outputs[i][name].data as Int8Array).buffer),
+          ),
+          `${name} rows ${rowsList[i]}`,
+        ).toBe(true);
       }
 
     const calls = groups * rowsList.length;
@@ -82,7 +91,13 @@ describe('device path (emu) through the Node API', () => {
     });
     expect(device.counters.designsLoaded).toBeGreaterThanOrEqual(2 * 5);
     expect(device.counters.deviceNs).toBeGreaterThan(0);
-    expect(host.counters).toMatchObject({ groupRuns: calls, groups, deviceCalls: 0, deviceLaunches: 0, aBytesSynced: 0 });
+    expect(host.counters).toMatchObject({
+      groupRuns: calls,
+      groups,
+      deviceCalls: 0,
+      deviceLaunches: 0,
+      aBytesSynced: 0,
+    });
 
     // The trace file, written at release, summarised by ep-trace.
     expect(existsSync(trace)).toBe(true);
@@ -97,11 +112,31 @@ describe('device path (emu) through the Node API', () => {
     expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(summary.hostKernel);
     const byShape = new Map<string, number>();
     for (const p of PROJECTIONS) byShape.set(`${p.k}x${p.n}`, (byShape.get(`${p.k}x${p.n}`) ?? 0) + 1);
-    expect(summary.groups.map((g: { shape: string; route: string; calls: number; rowsTotal: number; launches: number; aBytes: number; reasons: object }) => [g.shape, g.route, g.calls, g.rowsTotal, g.launches, g.aBytes, g.reasons])).toEqual(
+    expect(
+      summary.groups.map(
+        (g: {
+          shape: string;
+          route: string;
+          calls: number;
+          rowsTotal: number;
+          launches: number;
+          aBytes: number;
+          reasons: object;
+        }) => [g.shape, g.route, g.calls, g.rowsTotal, g.launches, g.aBytes, g.reasons],
+      ),
+    ).toEqual(
       [...byShape.entries()]
         .map(([shape, n]) => {
           const k = Number(shape.split('x')[0]);
-          return [shape, 'device', n * rowsList.length, n * sumRows, n * launchesPerGroup, n * sumRows * k, { device: n * rowsList.length }];
+          return [
+            shape,
+            'device',
+            n * rowsList.length,
+            n * sumRows,
+            n * launchesPerGroup,
+            n * sumRows * k,
+            { device: n * rowsList.length },
+          ];
         })
         .sort((a, b) => {
           const [ak, an] = (a[0] as string).split('x').map(Number);
@@ -109,10 +144,14 @@ describe('device path (emu) through the Node API', () => {
           return ak - bk || an - bn;
         }),
     );
-    expect(summary.counters).toMatchObject({ groupRuns: calls, deviceCalls: calls, deviceLaunches: groups * launchesPerGroup });
+    expect(summary.counters).toMatchObject({
+      groupRuns: calls,
+      deviceCalls: calls,
+      deviceLaunches: groups * launchesPerGroup,
+    });
   });
 
-  it('with costModel, the trace carries each device call\'s modelled time and ep-trace labels it', async () => {
+  it("with costModel, the trace carries each device call's modelled time and ep-trace labels it", async () => {
     const trace = path.join(tmp, 'modelled-trace.json');
     await runAll({ device: 'emu', minDeviceRows: 1, trace, designsDir, costModel: 'xdna1' });
     const { calls, costModel } = pkg.readTrace(trace);
@@ -137,28 +176,56 @@ describe('device path (emu) through the Node API', () => {
 
   it('keeps the shapes a routes file gives to the host on the host', async () => {
     const routes = path.join(tmp, 'routes.txt');
-    writeFileSync(routes, '# q projection: host from 1 row, down projection: device from 32 rows\n1024 2048 1 host\n3072 1024 32 device\n3072 1024 1 host\n');
+    writeFileSync(
+      routes,
+      '# q projection: host from 1 row, down projection: device from 32 rows\n1024 2048 1 host\n3072 1024 32 device\n3072 1024 1 host\n',
+    );
     const run = await runAll({ device: 'emu', minDeviceRows: 1, routes, designsDir });
     // q: host for every call (3); down: host at 1 and 4 rows, device at 36 (2); the rest: device.
-    expect(run.counters).toMatchObject({ groupRuns: groups * 3, hostRoutes: 3 + 2, deviceCalls: groups * 3 - 5, deviceFallbacks: 0 });
+    expect(run.counters).toMatchObject({
+      groupRuns: groups * 3,
+      hostRoutes: 3 + 2,
+      deviceCalls: groups * 3 - 5,
+      deviceFallbacks: 0,
+    });
   });
 
-  it('ep-probe runs the EP\'s own code path: its device calls count exactly what a session counts', async () => {
+  it("ep-probe runs the EP's own code path: its device calls count exactly what a session counts", async () => {
     const rows = [4, 36];
     const repeat = 2;
-    const probed = await pkg.probe({ K: 64, N: 48, rows, repeat, device: 'emu', designsDir, lockPath: path.join(tmp, 'probe.lock') });
+    const probed = await pkg.probe({
+      K: 64,
+      N: 48,
+      rows,
+      repeat,
+      device: 'emu',
+      designsDir,
+      lockPath: path.join(tmp, 'probe.lock'),
+    });
     expect(probed.device.error).toBeNull();
     // The probe makes one warm-up call and `repeat` timed calls per rows value on the device.
     const group = qdqGroup(64, 48);
     const session = await ort.InferenceSession.create(group.bytes, {
-      executionProviders: [{ name: 'onebit', device: 'emu', minDeviceRows: 0, designsDir } as InferenceSession.ExecutionProviderConfig],
+      executionProviders: [
+        { name: 'onebit', device: 'emu', minDeviceRows: 0, designsDir } as InferenceSession.ExecutionProviderConfig,
+      ],
       intraOpNumThreads: 1,
     });
     for (const r of rows)
-      for (let i = 0; i < repeat + 1; ++i) await session.run({ x_q: new ort.Tensor('int8', int8Input(r * 64, r), [r, 64]) });
+      for (let i = 0; i < repeat + 1; ++i)
+        await session.run({ x_q: new ort.Tensor('int8', int8Input(r * 64, r), [r, 64]) });
     await session.release();
     const counters = pkg.onebit.counters(session);
-    for (const key of ['deviceCalls', 'deviceLaunches', 'aBytesSynced', 'cBytesSynced', 'cSyncsNarrowed', 'cSyncsWhole', 'deviceFallbacks', 'deviceBusy'] as const)
+    for (const key of [
+      'deviceCalls',
+      'deviceLaunches',
+      'aBytesSynced',
+      'cBytesSynced',
+      'cSyncsNarrowed',
+      'cSyncsWhole',
+      'deviceFallbacks',
+      'deviceBusy',
+    ] as const)
       expect(probed.deviceCounters[key], key).toBe(counters[key]);
     expect(probed.deviceCounters.deviceCalls).toBe(rows.length * (repeat + 1));
   });

@@ -44,7 +44,9 @@ describe('dtype round trip through the onebit backend', () => {
       const graphOptimizationLevel = c.onnx >= 21 ? ('disabled' as const) : ('all' as const);
       const ours = await ort.InferenceSession.create(model, { executionProviders: ['onebit'], graphOptimizationLevel });
       const fourBit = c.onnx >= 21; // onnxruntime-node's own run refuses 4-bit tensors: the input is the reference
-      const cpu = fourBit ? undefined : await ort.InferenceSession.create(model, { executionProviders: ['cpu'], graphOptimizationLevel });
+      const cpu = fourBit
+        ? undefined
+        : await ort.InferenceSession.create(model, { executionProviders: ['cpu'], graphOptimizationLevel });
       expect(ours.inputMetadata[0]).toMatchObject({ type: c.type, shape: ['n'] });
       const out = (await ours.run({ x: input })).y;
       const reference = cpu ? (await cpu.run({ x: input })).y : input;

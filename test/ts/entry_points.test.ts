@@ -13,7 +13,9 @@ describe('entry points', () => {
     const esm = (await import(pathToFileURL(path.join(repoRoot, 'dist', 'index.mjs')).href)) as Record<string, unknown>;
     const cjs = pkg as unknown as Record<string, unknown>;
     expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
-    expect(Object.keys(cjs)).toEqual(expect.arrayContaining(['onebit', 'probe', 'parseRoutes', 'summarizeTrace', 'OnebitError']));
+    expect(Object.keys(cjs)).toEqual(
+      expect.arrayContaining(['onebit', 'probe', 'parseRoutes', 'summarizeTrace', 'OnebitError']),
+    );
     for (const name of Object.keys(cjs)) expect(esm[name], name).toBe(cjs[name]);
   });
 });

@@ -6,6 +6,7 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import type { ProbeReport } from '../../ts/apps/cli/probe_report.js';
 import { pkg, repoRoot, runNode } from './helpers/package.js';
 
 const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_probe.js');
@@ -38,9 +39,39 @@ describe('ep-probe', () => {
   it('prints the JSON document: shape, device, per-rows host and device timings, exact', () => {
     const report = probeJson(small);
     expect(Object.keys(report).sort()).toEqual(
-      ['K', 'N', 'device', 'deviceCounters', 'deviceTimings', 'hostKernel', 'hostThreads', 'modelledDeviceWinsFromRows', 'repeat', 'routesChosenOn', 'routesFile', 'rows', 'schemaVersion', 'seed', 'shape', 'tool'].sort(),
+      [
+        'K',
+        'N',
+        'device',
+        'deviceCounters',
+        'deviceTimings',
+        'hostKernel',
+        'hostThreads',
+        'modelledDeviceWinsFromRows',
+        'repeat',
+        'routesChosenOn',
+        'routesFile',
+        'rows',
+        'schemaVersion',
+        'seed',
+        'shape',
+        'tool',
+      ].sort(),
     );
-    expect(report).toMatchObject({ tool: 'ep-probe', schemaVersion: 1, shape: '64x48', K: 64, N: 48, repeat: 3, seed: 1, hostThreads: 1, deviceTimings: 'emulated', routesFile: null, routesChosenOn: 'measured', modelledDeviceWinsFromRows: null });
+    expect(report).toMatchObject({
+      tool: 'ep-probe',
+      schemaVersion: 1,
+      shape: '64x48',
+      K: 64,
+      N: 48,
+      repeat: 3,
+      seed: 1,
+      hostThreads: 1,
+      deviceTimings: 'emulated',
+      routesFile: null,
+      routesChosenOn: 'measured',
+      modelledDeviceWinsFromRows: null,
+    });
     expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(report.hostKernel);
     expect(report.device).toMatchObject({
       requested: 'emu',
@@ -57,14 +88,19 @@ describe('ep-probe', () => {
     expect(report.device.weightBytes).toBeGreaterThanOrEqual(64 * 48);
     expect(report.rows.map((r: { rows: number }) => r.rows)).toEqual([1, 4, 36]);
     const launches = [1, 1, 2]; // 1 and 4 rows: one m4 launch; 36 = m32 + m4
-    report.rows.forEach((r: Record<string, any>, i: number) => {
+    report.rows.forEach((r: ProbeReport['rows'][number], i: number) => {
       expect(Object.keys(r).sort()).toEqual(['device', 'exact', 'host', 'modelledRatio', 'ratio', 'route', 'rows']);
       expectSpread(r.host);
       expectSpread(r.device, ['aBytes', 'breakdown', 'cBytes', 'cWhole', 'launches', 'modelled', 'paddedRows']);
       expect(r.device.modelled).toBeNull();
       expect(r.modelledRatio).toBeNull();
       for (const part of ['upload', 'launchWait', 'cSync', 'epilogue']) expectSpread(r.device.breakdown[part]);
-      expect(r.device).toMatchObject({ launches: launches[i], aBytes: r.rows * 64, cBytes: r.rows * 48 * 4, cWhole: false });
+      expect(r.device).toMatchObject({
+        launches: launches[i],
+        aBytes: r.rows * 64,
+        cBytes: r.rows * 48 * 4,
+        cWhole: false,
+      });
       expect(r.device.paddedRows).toBe(i === 0 ? 3 : 0);
       expect(r.exact).toBe(true);
       expect(r.ratio).toBeCloseTo(r.host.medianMs / r.device.medianMs, 9);
@@ -77,10 +113,23 @@ describe('ep-probe', () => {
   it('prints the rows table with the breakdown, labelled as emulated', () => {
     const ran = runNode([cli, ...small], repoRoot, env);
     expect(ran.status).toBe(0);
-    expect(ran.stdout).toMatch(/^ep-probe 64x48: host gemm_q8 \((avx512vnni|avxvnni|avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/);
-    expect(ran.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/);
-    for (const [rows, launches] of [[1, 1], [4, 1], [36, 2]])
-      expect(ran.stdout).toMatch(new RegExp(`^ +${rows}  [\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+x( +[\\d.]+){4} +${launches} +true +(host|device)$`, 'm'));
+    expect(ran.stdout).toMatch(
+      /^ep-probe 64x48: host gemm_q8 \((avx512vnni|avxvnni|avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/,
+    );
+    expect(ran.stdout).toMatch(
+      /rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/,
+    );
+    for (const [rows, launches] of [
+      [1, 1],
+      [4, 1],
+      [36, 2],
+    ])
+      expect(ran.stdout).toMatch(
+        new RegExp(
+          `^ +${rows}  [\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+ \\([\\d.]+-[\\d.]+\\) +[\\d.]+x( +[\\d.]+){4} +${launches} +true +(host|device)$`,
+          'm',
+        ),
+      );
     expect(ran.stdout).toMatch(/Emulated timings measure the emulator, not an NPU/);
   });
 
@@ -100,7 +149,10 @@ describe('ep-probe', () => {
 
   it('--save-routes writes the faster route per rows and merges with other shapes', () => {
     const file = path.join(tmp, 'routes.txt');
-    writeFileSync(file, '# onebit routes v1\n# 1024x2048 from an earlier probe\n1024 2048 1 host\n1024 2048 32 device\n64 48 8 device\n');
+    writeFileSync(
+      file,
+      '# onebit routes v1\n# 1024x2048 from an earlier probe\n1024 2048 1 host\n1024 2048 32 device\n64 48 8 device\n',
+    );
     const first = probeJson([...small, '--save-routes', file]);
     expect(first.routesFile).toBe(file);
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
@@ -116,7 +168,9 @@ describe('ep-probe', () => {
     // Another shape is added; probing 64x48 again replaces its lines, never duplicates them.
     probeJson(['--shape', '16x8', '--rows', '2', '--repeat', '1', '--save-routes', file]);
     const again = probeJson([...small, '--save-routes', file]);
-    const data = readFileSync(file, 'utf8').split('\n').filter((l) => /^\d/.test(l));
+    const data = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => /^\d/.test(l));
     expect(data).toEqual([
       expect.stringMatching(/^16 8 2 (host|device)$/),
       ...again.rows.map((r: { rows: number; route: string }) => `64 48 ${r.rows} ${r.route}`),
@@ -134,9 +188,15 @@ describe('ep-probe', () => {
     writeFileSync(file, '64 48 one host\n');
     const bad = runNode([cli, ...small, '--save-routes', file], repoRoot, env);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/bad-routes.txt' line 1: expected 'K N rows host\|device' with K, N, rows >= 1, got '64 48 one host'/);
+    expect(bad.stderr).toMatch(
+      /bad-routes.txt' line 1: expected 'K N rows host\|device' with K, N, rows >= 1, got '64 48 one host'/,
+    );
     expect(readFileSync(file, 'utf8')).toBe('64 48 one host\n');
-    const none = runNode([cli, ...small, '--device', 'none', '--save-routes', path.join(tmp, 'none.txt')], repoRoot, env);
+    const none = runNode(
+      [cli, ...small, '--device', 'none', '--save-routes', path.join(tmp, 'none.txt')],
+      repoRoot,
+      env,
+    );
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/--save-routes needs device timings for every rows value; device none: nothing saved/);
   });
@@ -160,20 +220,31 @@ describe('ep-probe', () => {
     expect(report.rows[0].device.modelled.totalMs).toBeCloseTo(0.091136, 6);
     expect(report.rows[0].device.modelled.launchMs).toBeCloseTo(0.05, 12);
     expect(report.rows[1].device.modelled.launchMs).toBeCloseTo(0.1, 12); // 64 rows: two m32 launches
-    const wins = report.rows.filter((r: { route: string }) => r.route === 'device').map((r: { rows: number }) => r.rows);
+    const wins = report.rows
+      .filter((r: { route: string }) => r.route === 'device')
+      .map((r: { rows: number }) => r.rows);
     expect(report.modelledDeviceWinsFromRows).toBe(wins.includes(1) ? 1 : wins.includes(64) ? 64 : null);
-    expect(readFileSync(file, 'utf8')).toMatch(/^# 1024x1024 from ep-probe on emu \(routes chosen on MODELLED xdna1 device times against host times measured on this CPU\)/m);
+    expect(readFileSync(file, 'utf8')).toMatch(
+      /^# 1024x1024 from ep-probe on emu \(routes chosen on MODELLED xdna1 device times against host times measured on this CPU\)/m,
+    );
 
     const text = runNode([cli, ...args], repoRoot, env);
     expect(text.status).toBe(0);
-    expect(text.stdout).toMatch(/rows {2}host ms +device ms \(emulated\) +host\/device +device ms \(modelled xdna1\) +host\/modelled +A upload/);
-    expect(text.stdout).toMatch(/modelled xdna1: device time on that NPU from a cost model .* not measured; host times are measured on this CPU/);
+    expect(text.stdout).toMatch(
+      /rows {2}host ms +device ms \(emulated\) +host\/device +device ms \(modelled xdna1\) +host\/modelled +A upload/,
+    );
+    expect(text.stdout).toMatch(
+      /modelled xdna1: device time on that NPU from a cost model .* not measured; host times are measured on this CPU/,
+    );
     expect(text.stdout).toMatch(/faster: chosen on the modelled device time/);
   });
 
   it('--cost-model: a bad cost file is an error naming the key; without a device it is a usage error', () => {
     const file = path.join(tmp, 'cost.json');
-    writeFileSync(file, '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50}');
+    writeFileSync(
+      file,
+      '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50}',
+    );
     const bad = runNode([cli, ...small, '--cost-model', file], repoRoot, env);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/cost.json: missing key "int8_tops"/);
@@ -215,9 +286,19 @@ describe('ep-probe', () => {
   });
 
   it('the API resolves off the JS thread with the same result structure', async () => {
-    const result = await pkg.probe({ K: 33, N: 7, rows: [3], repeat: 2, device: 'emu', designsDir: path.join(tmp, 'api-designs'), lockPath: path.join(tmp, 'api.lock') });
+    const result = await pkg.probe({
+      K: 33,
+      N: 7,
+      rows: [3],
+      repeat: 2,
+      device: 'emu',
+      designsDir: path.join(tmp, 'api-designs'),
+      lockPath: path.join(tmp, 'api.lock'),
+    });
     expect(result.rows[0]).toMatchObject({ rows: 3, exact: true });
     expect(result.rows[0].device?.launches).toBe(1);
-    await expect(pkg.probe({ K: 8, N: 8, device: 'gpu' as never })).rejects.toThrow(/device="gpu" is invalid: use 'auto', 'emu' or 'none'/);
+    await expect(pkg.probe({ K: 8, N: 8, device: 'gpu' as never })).rejects.toThrow(
+      /device="gpu" is invalid: use 'auto', 'emu' or 'none'/,
+    );
   });
 });

@@ -11,16 +11,23 @@ import { int8Input, qdqGroup } from './helpers/models.js';
 import { ort, pkg, repoRoot, runNode } from './helpers/package.js';
 
 const group = qdqGroup();
-const registerScript = "try { require('onebit-ep').onebit.register(); console.log('loaded') } catch (e) { console.log(e.name + ': ' + e.message) }";
+const registerScript =
+  "try { require('onebit-ep').onebit.register(); console.log('loaded') } catch (e) { console.log(e.name + ': ' + e.message) }";
 
 describe('option errors', () => {
   it.each([
-    [{ name: 'onebit', minRows: 4 }, /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel, matmulNbitsAccuracy$/],
+    [
+      { name: 'onebit', minRows: 4 },
+      /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel, matmulNbitsAccuracy$/,
+    ],
     [{ name: 'onebit', min_device_rows: 4 }, /did you mean 'minDeviceRows'/],
     [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto', 'emu' or 'none'/],
     [{ name: 'onebit', minDeviceRows: -1 }, /minDeviceRows=-1 is invalid: use an integer >= 0/],
     [{ name: 'onebit', trace: 'yes' }, /trace="yes" is invalid: use true, false, or a trace file path/],
-    [{ name: 'onebit', costModel: 'tpu' }, /costModel="tpu" is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json/],
+    [
+      { name: 'onebit', costModel: 'tpu' },
+      /costModel="tpu" is invalid: use 'xdna1', 'xdna2' or a cost file path ending in .json/,
+    ],
   ])('%j', async (entry, message) => {
     const attempt = ort.InferenceSession.create(group.bytes, { executionProviders: [entry as never] });
     await expect(attempt).rejects.toThrow(pkg.OnebitOptionError);
@@ -30,17 +37,22 @@ describe('option errors', () => {
   it('an incomplete cost file fails session creation naming the key', async () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'onebit-cost-')), 'cost.json');
     writeFileSync(file, '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "int8_tops": 6}');
-    const attempt = ort.InferenceSession.create(group.bytes, { executionProviders: [{ name: 'onebit', device: 'none', costModel: file } as never] });
+    const attempt = ort.InferenceSession.create(group.bytes, {
+      executionProviders: [{ name: 'onebit', device: 'none', costModel: file } as never],
+    });
     await expect(attempt).rejects.toThrow(/cost_model=.*cost.json: missing key "dram_gbps"/);
   });
 
   it('bad session options', async () => {
     await expect(
-      ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], graphOptimizationLevel: 'max' as never }),
+      ort.InferenceSession.create(group.bytes, {
+        executionProviders: ['onebit'],
+        graphOptimizationLevel: 'max' as never,
+      }),
     ).rejects.toThrow(/graphOptimizationLevel="max" is invalid: use one of disabled, basic, extended, layout, all/);
-    await expect(ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], intraOpNumThreads: -2 })).rejects.toThrow(
-      pkg.OnebitOptionError,
-    );
+    await expect(
+      ort.InferenceSession.create(group.bytes, { executionProviders: ['onebit'], intraOpNumThreads: -2 }),
+    ).rejects.toThrow(pkg.OnebitOptionError);
   });
 
   it('passes valid options to the EP, which accepts them', async () => {
@@ -92,10 +104,15 @@ describe('library errors (fresh processes)', () => {
 
   it('the EP library is built for a newer ORT API', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-fake-'));
-    writeFileSync(path.join(dir, 'fake.c'), 'int OnebitEp_OrtApiVersion(void) { return 99; }\nvoid* CreateEpFactories(void) { return 0; }\n');
+    writeFileSync(
+      path.join(dir, 'fake.c'),
+      'int OnebitEp_OrtApiVersion(void) { return 99; }\nvoid* CreateEpFactories(void) { return 0; }\n',
+    );
     execFileSync('cc', ['-shared', '-fPIC', '-o', path.join(dir, 'libfake.so'), path.join(dir, 'fake.c')]);
     const ran = runNode(['-e', registerScript], repoRoot, { ONEBIT_EP_LIB: path.join(dir, 'libfake.so') });
-    expect(ran.stdout).toMatch(/OnebitLibraryError: .*libfake.so was built for ORT API 99, newer than the ORT of onnxruntime-node \(API 30\)/);
+    expect(ran.stdout).toMatch(
+      /OnebitLibraryError: .*libfake.so was built for ORT API 99, newer than the ORT of onnxruntime-node \(API 30\)/,
+    );
   });
 
   it('a file that is not a onebit EP library', () => {

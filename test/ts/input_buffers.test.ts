@@ -15,7 +15,9 @@ const ROWS = 512; // a run long enough that the caller acts while it is in fligh
 describe('input buffers', () => {
   let session: import('onnxruntime-node').InferenceSession;
   beforeAll(async () => {
-    session = await ort.InferenceSession.create(group.bytes, { executionProviders: [{ name: 'onebit', device: 'none' } as never] });
+    session = await ort.InferenceSession.create(group.bytes, {
+      executionProviders: [{ name: 'onebit', device: 'none' } as never],
+    });
   });
   afterAll(async () => session.release());
 

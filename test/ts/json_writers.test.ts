@@ -15,8 +15,12 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot, runNode } from './helpers/package.js';
 
 const require = createRequire(import.meta.url);
-const { jsonText, JsonOutputError } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'json_output.js')) as typeof import('../../ts/apps/cli/json_output.js');
-const { toReport } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'probe_report.js')) as typeof import('../../ts/apps/cli/probe_report.js');
+const { jsonText, JsonOutputError } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'json_output.js'),
+) as typeof import('../../ts/apps/cli/json_output.js');
+const { toReport } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'probe_report.js'),
+) as typeof import('../../ts/apps/cli/probe_report.js');
 const { probe } = require(path.join(repoRoot, 'dist', 'probe.js')) as typeof import('../../ts/probe.js');
 const routes = require(path.join(repoRoot, 'dist', 'routes.js')) as typeof import('../../ts/routes.js');
 
@@ -45,9 +49,16 @@ function expectStrict(text: string): void {
 describe('JSON the CLIs print', () => {
   it('refuses a number JSON cannot hold, naming the field, rather than writing null', () => {
     for (const bad of [NaN, Infinity, -Infinity]) {
-      const value = { rows: [{ rows: 1, ratio: 2 }, { rows: 4, ratio: bad }] };
+      const value = {
+        rows: [
+          { rows: 1, ratio: 2 },
+          { rows: 4, ratio: bad },
+        ],
+      };
       expect(() => jsonText(value, 'report')).toThrow(JsonOutputError);
-      expect(() => jsonText(value, 'report')).toThrow(`cannot write report.rows[1].ratio: ${bad} is not a number JSON can hold`);
+      expect(() => jsonText(value, 'report')).toThrow(
+        `cannot write report.rows[1].ratio: ${bad} is not a number JSON can hold`,
+      );
     }
     expect(JSON.stringify({ ratio: NaN })).toBe('{"ratio":null}'); // what JSON.stringify alone did
   });
@@ -55,9 +66,24 @@ describe('JSON the CLIs print', () => {
   it('writes random strings and finite numbers as strict JSON holding them', () => {
     const random = generator(20261207);
     const codeUnits = [0x0, 0x1f, 0x22, 0x5c, 0x7f, 0xe9, 0x2028, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfffd, 0xffff];
-    const numbers = [0, 5e-324, 2.2250738585072014e-308, 1e-300, 0.1, 123456.789, 2 ** 53 + 2, 1e300, Number.MAX_VALUE, -Number.MAX_VALUE];
-    const text = () => String.fromCharCode(...Array.from({ length: Math.floor(random() * 12) }, () =>
-      random() < 0.5 ? codeUnits[Math.floor(random() * codeUnits.length)] : Math.floor(random() * 0x10000)));
+    const numbers = [
+      0,
+      5e-324,
+      2.2250738585072014e-308,
+      1e-300,
+      0.1,
+      123456.789,
+      2 ** 53 + 2,
+      1e300,
+      Number.MAX_VALUE,
+      -Number.MAX_VALUE,
+    ];
+    const text = () =>
+      String.fromCharCode(
+        ...Array.from({ length: Math.floor(random() * 12) }, () =>
+          random() < 0.5 ? codeUnits[Math.floor(random() * codeUnits.length)] : Math.floor(random() * 0x10000),
+        ),
+      );
     const wellFormed = (s: string) => s.replace(new RegExp(loneSurrogate, 'g'), '\uFFFD');
     let repaired = 0;
     for (let i = 0; i < 2000; ++i) {
@@ -76,11 +102,23 @@ describe('JSON the CLIs print', () => {
   });
 
   it('ep-probe: a real report round-trips; a hostile one is refused by field, its strings repaired', async () => {
-    const result = await probe({ K: 64, N: 48, rows: [1, 4], repeat: 2, designsDir: path.join(tmp, 'designs'), lockPath: path.join(tmp, 'lock') });
+    const result = await probe({
+      K: 64,
+      N: 48,
+      rows: [1, 4],
+      repeat: 2,
+      designsDir: path.join(tmp, 'designs'),
+      lockPath: path.join(tmp, 'lock'),
+    });
     const report = toReport(result, null);
     expect(JSON.parse(jsonText(report, 'report'))).toEqual(report);
-    const hostile = toReport({ ...result, rows: result.rows.map((r, i) => ({ ...r, ratio: i === 1 ? Infinity : r.ratio })) }, null);
-    expect(() => jsonText(hostile, 'report')).toThrow('cannot write report.rows[1].ratio: Infinity is not a number JSON can hold');
+    const hostile = toReport(
+      { ...result, rows: result.rows.map((r, i) => ({ ...r, ratio: i === 1 ? Infinity : r.ratio })) },
+      null,
+    );
+    expect(() => jsonText(hostile, 'report')).toThrow(
+      'cannot write report.rows[1].ratio: Infinity is not a number JSON can hold',
+    );
     const named = toReport({ ...result, device: { ...result.device, name: 'npu \ud800 0' } }, null);
     const written = jsonText(named, 'report');
     expectStrict(written);
@@ -88,12 +126,22 @@ describe('JSON the CLIs print', () => {
   });
 
   it('ep-trace --json: sums past what a double holds are refused by field, exit 1', () => {
-    const event = (ts: number) => ({ name: 'gemm_q8 64x48', ph: 'X', ts, dur: 1.5e308, pid: 1, tid: 1, args: { node: 'g', K: 64, N: 48, rows: 1, route: 'host', reason: 'routes' } });
+    const event = (ts: number) => ({
+      name: 'gemm_q8 64x48',
+      ph: 'X',
+      ts,
+      dur: 1.5e308,
+      pid: 1,
+      tid: 1,
+      args: { node: 'g', K: 64, N: 48, rows: 1, route: 'host', reason: 'routes' },
+    });
     const file = path.join(tmp, 'huge.json');
     writeFileSync(file, JSON.stringify({ traceEvents: [event(0), event(1)] }));
     const ran = runNode([path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_trace.js'), file, '--json']);
     expect(ran.stdout).toBe('');
-    expect(ran.stderr).toBe('ep-trace: cannot write summary.groups[0].totalMs: Infinity is not a number JSON can hold\n');
+    expect(ran.stderr).toBe(
+      'ep-trace: cannot write summary.groups[0].totalMs: Infinity is not a number JSON can hold\n',
+    );
     expect(ran.status).toBe(1);
   });
 });
@@ -104,7 +152,7 @@ describe('routes files', () => {
     const values = [NaN, Infinity, -1, 0, 1.5, 2 ** 53, 1e21, 1, 4, 36, 64, 48];
     const routeNames = ['host', 'device', 'host', 'device', 'gpu', '', 'host\n1 1 1 device'];
     const commentTexts = ['# probed', 'no hash', 'a\n64 48 1 device', '# x\r\n1 1 1 host', '#'];
-    const pick = <T,>(list: T[]) => list[Math.floor(random() * list.length)];
+    const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
     let refused = 0;
     let written = 0;
     for (let i = 0; i < 400; ++i) {
@@ -115,18 +163,26 @@ describe('routes files', () => {
         route: pick(routeNames) as 'host' | 'device',
       }));
       const comments = new Map(entries.map((e) => [`${e.K}x${e.N}`, [pick(commentTexts), pick(commentTexts)]]));
-      const valid = entries.every((e) => [e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) && (e.route === 'host' || e.route === 'device'));
+      const valid = entries.every(
+        (e) =>
+          [e.K, e.N, e.rows].every((v) => Number.isSafeInteger(v) && v >= 1) &&
+          (e.route === 'host' || e.route === 'device'),
+      );
       if (!valid) {
         expect(() => routes.formatRoutes(entries, comments)).toThrow(routes.RoutesFileError);
-        expect(() => routes.formatRoutes(entries, comments)).toThrow(/^cannot write routes entry K=.* N=.* rows=.* route=.*: expected integers >= 1 and host or device$/s);
+        expect(() => routes.formatRoutes(entries, comments)).toThrow(
+          /^cannot write routes entry K=.* N=.* rows=.* route=.*: expected integers >= 1 and host or device$/s,
+        );
         ++refused;
         continue;
       }
       const text = routes.formatRoutes(entries, comments);
       const last = new Map(entries.map((e) => [`${e.K} ${e.N} ${e.rows}`, e])); // one route per rows: the last given
-      const byKey = (a: { K: number; N: number; rows: number }, b: typeof a) => a.K - b.K || a.N - b.N || a.rows - b.rows;
+      const byKey = (a: { K: number; N: number; rows: number }, b: typeof a) =>
+        a.K - b.K || a.N - b.N || a.rows - b.rows;
       expect(routes.parseRoutes(text).entries.sort(byKey)).toEqual([...last.values()].sort(byKey));
-      for (const line of text.split('\n').filter((l) => l !== '' && !/^\d+ \d+ \d+ (host|device)$/.test(l))) expect(line.startsWith('#')).toBe(true);
+      for (const line of text.split('\n').filter((l) => l !== '' && !/^\d+ \d+ \d+ (host|device)$/.test(l)))
+        expect(line.startsWith('#')).toBe(true);
       ++written;
     }
     expect(refused).toBeGreaterThan(0);
@@ -139,7 +195,9 @@ describe('routes files', () => {
     const entry = [{ K: 64, N: 48, rows: 1, route: 'host' as const }];
     for (const file of [fifo, tmp]) {
       expect(() => routes.saveRoutes(file, entry, '# c')).toThrow(routes.RoutesFileError);
-      expect(() => routes.saveRoutes(file, entry, '# c')).toThrow(`${file} is not a regular file: routes files are written only to regular files`);
+      expect(() => routes.saveRoutes(file, entry, '# c')).toThrow(
+        `${file} is not a regular file: routes files are written only to regular files`,
+      );
     }
   });
 });

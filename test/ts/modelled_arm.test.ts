@@ -17,7 +17,12 @@ import { repoRoot, runNode } from './helpers/package.js';
 const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'onebit_run.js');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-modelled-arm-'));
 // A private model cache, design cache and device lock.
-const env = { ONEBIT_CACHE_DIR: path.join(tmp, 'models'), XDG_CACHE_HOME: path.join(tmp, 'cache'), XDG_RUNTIME_DIR: tmp, ONEBIT_DEVICE: '' };
+const env = {
+  ONEBIT_CACHE_DIR: path.join(tmp, 'models'),
+  XDG_CACHE_HOME: path.join(tmp, 'cache'),
+  XDG_RUNTIME_DIR: tmp,
+  ONEBIT_DEVICE: '',
+};
 
 // One call of `rows` <= 4 rows on xdna1, by hand: two syncs of 10 µs plus rows × (K + 4N) bytes
 // at 20 GB/s, a 50 µs launch, one m4 launch streaming the K×N weights and 4 rows of A and C at
@@ -36,27 +41,41 @@ function fakeRunner(deviceUs: number[]): ArmRunner {
     repeat: deviceUs.length - 1,
     feeds: () => ({}),
     run: async () => undefined,
-    create: async (options) => ({
-      release: async () => {
-        const onDevice = options.device === 'emu' && options.minDeviceRows === 0;
-        const traceEvents = deviceUs.flatMap((dur, run) => {
-          const t = run * 10_000;
-          const call = (ts: number, d: number, route: string, extra = {}) =>
-            ({ name: 'gemm_q8 8x8', ph: 'X', ts, dur: d, args: { K: 8, N: 8, rows: 1, route, reason: route, ...extra } });
-          return [call(t, 100, 'host'), onDevice ? call(t + 150, dur + 40, 'device', { device_us: dur, modelled_us: 30 }) : call(t + 150, 200, 'host')];
-        });
-        writeFileSync(options.trace as string, JSON.stringify({ traceEvents, otherData: { cost_model: 'xdna1' } }));
-      },
-    }) as unknown as InferenceSession,
+    create: async (options) =>
+      ({
+        release: async () => {
+          const onDevice = options.device === 'emu' && options.minDeviceRows === 0;
+          const traceEvents = deviceUs.flatMap((dur, run) => {
+            const t = run * 10_000;
+            const call = (ts: number, d: number, route: string, extra = {}) => ({
+              name: 'gemm_q8 8x8',
+              ph: 'X',
+              ts,
+              dur: d,
+              args: { K: 8, N: 8, rows: 1, route, reason: route, ...extra },
+            });
+            return [
+              call(t, 100, 'host'),
+              onDevice
+                ? call(t + 150, dur + 40, 'device', { device_us: dur, modelled_us: 30 })
+                : call(t + 150, 200, 'host'),
+            ];
+          });
+          writeFileSync(options.trace as string, JSON.stringify({ traceEvents, otherData: { cost_model: 'xdna1' } }));
+        },
+      }) as unknown as InferenceSession,
   };
 }
 
 describe('onebit-run --cost-model', () => {
-  it('swaps each timed run\'s emulated device time for its modelled time, paired within the run', async () => {
+  it("swaps each timed run's emulated device time for its modelled time, paired within the run", async () => {
     // Warm-up run 5000 µs (left out), timed runs 1000, 3000, 2000 µs of emulated device time.
     const arms = await modelledArms(fakeRunner([5000, 1000, 3000, 2000]), [1, 8], 'xdna1');
     expect(arms.costModel).toBe('xdna1');
-    expect(arms.phases.map((p) => [p.len, p.phase])).toEqual([[1, 'decode'], [8, 'prefill']]);
+    expect(arms.phases.map((p) => [p.len, p.phase])).toEqual([
+      [1, 'decode'],
+      [8, 'prefill'],
+    ]);
     for (const p of arms.phases) {
       expect(p.hostMs).toBeCloseTo(0.35, 12); // span: 150 + 200 µs
       expect(p.policyOn).toEqual({ deviceCallsPerRun: 0, modelledMs: 0.35, measuredMs: 0.35 });
@@ -69,13 +88,37 @@ describe('onebit-run --cost-model', () => {
   });
 
   it('reports the host arm and the modelled device arm per phase, policy on and off', () => {
-    const ran = runNode([cli, '--model', 'stack', '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--json'], repoRoot, env);
+    const ran = runNode(
+      [
+        cli,
+        '--model',
+        'stack',
+        '--device',
+        'emu',
+        '--cost-model',
+        'xdna1',
+        '--layers',
+        '1',
+        '--lens',
+        '1,4',
+        '--warmup',
+        '1',
+        '--repeat',
+        '2',
+        '--json',
+      ],
+      repoRoot,
+      env,
+    );
     // The traced sessions print their counter lines at release (the trace option's way).
     for (const line of ran.stderr.trimEnd().split('\n')) expect(line).toMatch(/^onebit: group_runs=\d+ groups=7 /);
     expect(ran.status).toBe(0);
     const { modelled } = JSON.parse(ran.stdout);
     expect(modelled.costModel).toBe('xdna1');
-    expect(modelled.phases.map((p: { len: number; phase: string }) => [p.len, p.phase])).toEqual([[1, 'decode'], [4, 'prefill']]);
+    expect(modelled.phases.map((p: { len: number; phase: string }) => [p.len, p.phase])).toEqual([
+      [1, 'decode'],
+      [4, 'prefill'],
+    ]);
     for (const p of modelled.phases) {
       expect(p.hostMs).toBeGreaterThan(0);
       // Policy on: fewer rows than min_device_rows (8), nothing goes to the device.
@@ -88,7 +131,27 @@ describe('onebit-run --cost-model', () => {
       expect(p.policyOff.modelledMs).toBeGreaterThanOrEqual(calls - 1e-9);
       expect(p.policyOff.modelledMs).toBeLessThan(p.policyOff.measuredMs);
     }
-    const text = runNode([cli, '--model', 'stack', '--device', 'emu', '--cost-model', 'xdna1', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], repoRoot, env);
+    const text = runNode(
+      [
+        cli,
+        '--model',
+        'stack',
+        '--device',
+        'emu',
+        '--cost-model',
+        'xdna1',
+        '--layers',
+        '1',
+        '--lens',
+        '1',
+        '--warmup',
+        '0',
+        '--repeat',
+        '1',
+      ],
+      repoRoot,
+      env,
+    );
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(/modelled device arm on xdna1, gemm_q8 span per run .*: MODELLED device calls/);
     expect(text.stdout).toMatch(/^ +1 +decode +[\d.]+ +[\d.]+ +0 +[\d.]+ +7$/m);

@@ -14,7 +14,11 @@ const env = { ONEBIT_CACHE_DIR: cache };
 
 describe('onebit-run', () => {
   it('runs the default model and reports speed, agreement, memory and counters (JSON)', () => {
-    const ran = runNode([cli, '--model', 'stack', '--json', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--layers', '1'], repoRoot, env);
+    const ran = runNode(
+      [cli, '--model', 'stack', '--json', '--lens', '1,4', '--warmup', '1', '--repeat', '2', '--layers', '1'],
+      repoRoot,
+      env,
+    );
     expect(ran.stderr).toBe(''); // not a TTY: no progress output
     expect(ran.status).toBe(0);
     const report = JSON.parse(ran.stdout);
@@ -45,12 +49,18 @@ describe('onebit-run', () => {
   });
 
   it('prints a table by default, reusing the cached model', () => {
-    const ran = runNode([cli, '--model', 'stack', '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'], repoRoot, env);
+    const ran = runNode(
+      [cli, '--model', 'stack', '--lens', '2', '--repeat', '1', '--warmup', '0', '--layers', '1'],
+      repoRoot,
+      env,
+    );
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(/projection stack, 1 layers, 7 A8W8 QDQ groups/);
     expect(ran.stdout).toMatch(/host kernel (avx512vnni|avxvnni|avx2|portable), /);
     expect(ran.stdout).toMatch(/^\s+2\s+[\d.]+ ms/m);
-    expect(ran.stdout).toMatch(/ORT's uint8 x int8 kernel on this CPU: (exact \(VNNI\)|SATURATING \(AVX2 without VNNI)/);
+    expect(ran.stdout).toMatch(
+      /ORT's uint8 x int8 kernel on this CPU: (exact \(VNNI\)|SATURATING \(AVX2 without VNNI)/,
+    );
     expect(ran.stdout).toMatch(/peak RSS: [\d.]+ MiB/);
     expect(ran.stdout).toMatch(/counters: groupRuns=7 groups=7 .*\(expected groupRuns=7/);
     expect(readdirSync(cache)).toHaveLength(2);
@@ -66,7 +76,10 @@ describe('onebit-run', () => {
     const missing = runNode([cli, '/nonexistent/model.onnx']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/model file not found: \/nonexistent\/model.onnx/);
-    for (const [flag, value] of [['--activations', 'int8'], ['--prompt-tokens', '40']]) {
+    for (const [flag, value] of [
+      ['--activations', 'int8'],
+      ['--prompt-tokens', '40'],
+    ]) {
       const smollm2Only = runNode([cli, '--model', 'stack', flag, value]);
       expect(smollm2Only.status).toBe(2);
       expect(smollm2Only.stderr).toMatch(new RegExp(`${flag} is a smollm2 option; --model stack does not take it`));

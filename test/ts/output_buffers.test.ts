@@ -28,7 +28,9 @@ describe('output buffers', () => {
     await session.release();
     session = undefined as never;
     const churn = Array.from({ length: 200 }, () => new Uint8Array(1 << 16)); // allocations where freed memory would be reused
-    inputs.forEach((x, i) => expect(Array.from(outputs[i].data as Int8Array)).toEqual(Array.from(exactQdq(group, x, 5))));
+    inputs.forEach((x, i) =>
+      expect(Array.from(outputs[i].data as Int8Array)).toEqual(Array.from(exactQdq(group, x, 5))),
+    );
     expect(churn.length).toBe(200);
   });
 
@@ -43,8 +45,11 @@ describe('output buffers', () => {
     await first.release();
     const second = await ort.InferenceSession.create(square.bytes, onebit);
     const rows = y.subarray(2 * square.k, 5 * square.k); // rows 2..4 of the first output
-    const [a, b] = await Promise.all([0, 1].map(() => second.run({ x_q: new ort.Tensor('int8', rows, [3, square.k]) })));
-    for (const out of [a, b]) expect(Array.from(out.y_q.data as Int8Array)).toEqual(Array.from(exactQdq(square, Int8Array.from(rows), 3)));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => second.run({ x_q: new ort.Tensor('int8', rows, [3, square.k]) })),
+    );
+    for (const out of [a, b])
+      expect(Array.from(out.y_q.data as Int8Array)).toEqual(Array.from(exactQdq(square, Int8Array.from(rows), 3)));
     await second.release();
   });
 
@@ -66,7 +71,7 @@ describe('output buffers', () => {
     expect(ran.stdout.trim()).toBe('still running');
   });
 
-  it('an output that is also the input is a copy of the feed, not the caller\'s buffer', async () => {
+  it("an output that is also the input is a copy of the feed, not the caller's buffer", async () => {
     const echoing = qdqGroupModel(group, { extraOutputs: [valueInfo('x_q', DataType.INT8, ['rows', group.k])] });
     const echo = await ort.InferenceSession.create(echoing, onebit);
     const x = int8Input(3 * group.k, 8);

@@ -43,14 +43,22 @@ describe('packed package in a fresh consumer', () => {
     // From the npm cache that npm ci filled; the registry only for metadata the cache lacks.
     npm(['install', '--prefer-offline', path.join(consumer, packed[0].filename), 'onnxruntime-node@1.30.0'], consumer);
     writeFileSync(model, group.bytes);
-    for (const script of ['consumer.cjs', 'consumer.mjs']) copyFileSync(path.join(repoRoot, 'test', 'ts', 'fixtures', script), path.join(consumer, script));
+    for (const script of ['consumer.cjs', 'consumer.mjs'])
+      copyFileSync(path.join(repoRoot, 'test', 'ts', 'fixtures', script), path.join(consumer, script));
   }, 300_000);
 
   it('installs the prebuild and uses it', () => {
     const installed = path.join(consumer, 'node_modules', 'onebit-ep');
-    expect(readdirSync(path.join(installed, 'prebuilds', 'linux-x64')).sort()).toEqual(['libonebit_ep.so', 'onebit-ep.node']);
+    expect(readdirSync(path.join(installed, 'prebuilds', 'linux-x64')).sort()).toEqual([
+      'libonebit_ep.so',
+      'onebit-ep.node',
+    ]);
     expect(existsSync(path.join(installed, 'build'))).toBe(false); // nothing was compiled
-    const ran = runNode(['-e', "const {onebit} = require('onebit-ep'); onebit.register(); console.log(onebit.epLibraryPath())"], consumer, ownLibrary);
+    const ran = runNode(
+      ['-e', "const {onebit} = require('onebit-ep'); onebit.register(); console.log(onebit.epLibraryPath())"],
+      consumer,
+      ownLibrary,
+    );
     expect(ran.stdout.trim()).toBe(path.join(installed, 'prebuilds', 'linux-x64', 'libonebit_ep.so'));
   });
 
@@ -69,23 +77,35 @@ describe('packed package in a fresh consumer', () => {
 
   it('ships onebit-run as a bin', () => {
     const bin = path.join(consumer, 'node_modules', '.bin', 'onebit-run');
-    const ran = spawnSync(bin, ['--model', 'stack', '--json', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'], {
-      cwd: consumer,
-      encoding: 'utf8',
-      env: { ...process.env, ...ownLibrary, ONEBIT_CACHE_DIR: path.join(consumer, 'cache') },
-    });
+    const ran = spawnSync(
+      bin,
+      ['--model', 'stack', '--json', '--layers', '1', '--lens', '1', '--warmup', '0', '--repeat', '1'],
+      {
+        cwd: consumer,
+        encoding: 'utf8',
+        env: { ...process.env, ...ownLibrary, ONEBIT_CACHE_DIR: path.join(consumer, 'cache') },
+      },
+    );
     expect(ran.status).toBe(0);
     expect(JSON.parse(ran.stdout).counters).toMatchObject({ groupRuns: 7, groups: 7, deviceCalls: 0 });
   });
 
   it('ships ep-probe and ep-trace as bins', () => {
-    const probe = spawnSync(path.join(consumer, 'node_modules', '.bin', 'ep-probe'), ['--shape', '16x8', '--rows', '2', '--repeat', '1', '--device', 'none', '--json'], {
-      cwd: consumer,
-      encoding: 'utf8',
-    });
+    const probe = spawnSync(
+      path.join(consumer, 'node_modules', '.bin', 'ep-probe'),
+      ['--shape', '16x8', '--rows', '2', '--repeat', '1', '--device', 'none', '--json'],
+      {
+        cwd: consumer,
+        encoding: 'utf8',
+      },
+    );
     expect(probe.status).toBe(0);
     expect(JSON.parse(probe.stdout).rows.map((r: { rows: number }) => r.rows)).toEqual([2]);
-    const trace = spawnSync(path.join(consumer, 'node_modules', '.bin', 'ep-trace'), [path.join(consumer, 'missing.json')], { cwd: consumer, encoding: 'utf8' });
+    const trace = spawnSync(
+      path.join(consumer, 'node_modules', '.bin', 'ep-trace'),
+      [path.join(consumer, 'missing.json')],
+      { cwd: consumer, encoding: 'utf8' },
+    );
     expect(trace.status).toBe(1);
     expect(trace.stderr).toMatch(/no such trace file/);
   });

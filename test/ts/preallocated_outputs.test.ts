@@ -25,11 +25,16 @@ describe('pre-allocated outputs', () => {
   });
   afterAll(async () => session?.release());
 
-  it('over JS memory or the addon\'s, are filled and returned as the same tensors, run after run', async () => {
+  it("over JS memory or the addon's, are filled and returned as the same tensors, run after run", async () => {
     const js = new ort.Tensor('int8', new Int8Array(5 * group.n).fill(77), [5, group.n]);
     const ours = pkg.onebit.allocateTensor('int8', [5, group.n]);
     expect(Array.from(ours.data as Int8Array).every((v) => v === 0)).toBe(true);
-    for (const [seed, y] of [[1, js], [2, js], [3, ours], [4, ours]] as const) {
+    for (const [seed, y] of [
+      [1, js],
+      [2, js],
+      [3, ours],
+      [4, ours],
+    ] as const) {
       const x = int8Input(5 * group.k, seed);
       const out = await session.run({ x_q: new ort.Tensor('int8', x, [5, group.k]) }, { y_q: y });
       expect(out.y_q).toBe(y);
@@ -40,11 +45,14 @@ describe('pre-allocated outputs', () => {
   it('an input in the same buffer as the output gives the result of its values', async () => {
     // x and y one buffer (the group is square): copied in for JS memory, read in place for ours
     // (the EP reads its whole activation before it writes).
-    for (const make of [(b: Int8Array) => new ort.Tensor('int8', b, [3, group.k]), (b: Int8Array) => {
-      const t = pkg.onebit.allocateTensor('int8', [3, group.k]);
-      (t.data as Int8Array).set(b);
-      return t;
-    }]) {
+    for (const make of [
+      (b: Int8Array) => new ort.Tensor('int8', b, [3, group.k]),
+      (b: Int8Array) => {
+        const t = pkg.onebit.allocateTensor('int8', [3, group.k]);
+        (t.data as Int8Array).set(b);
+        return t;
+      },
+    ]) {
       const values = int8Input(3 * group.k, 4);
       const expected = Array.from(exactQdq(group, values, 3));
       const shared = make(values);
@@ -55,39 +63,61 @@ describe('pre-allocated outputs', () => {
 
   it('of the wrong type, shape or kind, or sharing memory, are refused, naming the output', async () => {
     const x = new ort.Tensor('int8', int8Input(2 * group.k), [2, group.k]);
-    await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('float32', new Float32Array(2 * group.n), [2, group.n]) }))
-      .rejects.toThrow(/pre-allocated output 'y_q' is float32, but the model expects int8/);
-    await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(3 * group.n), [3, group.n]) }))
-      .rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
-    await expect(session.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, group.n]) }))
-      .rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
-    await expect(session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n, 1]) }))
-      .rejects.toThrow(/pre-allocated output 'y_q' has shape \[2, 64, 1\], but the model expects/);
+    await expect(
+      session.run({ x_q: x }, { y_q: new ort.Tensor('float32', new Float32Array(2 * group.n), [2, group.n]) }),
+    ).rejects.toThrow(/pre-allocated output 'y_q' is float32, but the model expects int8/);
+    await expect(
+      session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(3 * group.n), [3, group.n]) }),
+    ).rejects.toThrow(/output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/);
+    await expect(session.run({ x_q: x }, { y_q: pkg.onebit.allocateTensor('int8', [3, group.n]) })).rejects.toThrow(
+      /output 'y_q' has shape \[2, 64\] in this run, but its pre-allocated tensor has \[3, 64\]/,
+    );
+    await expect(
+      session.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n, 1]) }),
+    ).rejects.toThrow(/pre-allocated output 'y_q' has shape \[2, 64, 1\], but the model expects/);
     const detached = new ort.Tensor('int8', new Int8Array(2 * group.n), [2, group.n]);
     structuredClone((detached.data as Int8Array).buffer, { transfer: [(detached.data as Int8Array).buffer] });
     await expect(session.run({ x_q: x }, { y_q: detached })).rejects.toThrow(/pre-allocated output 'y_q'.*detached/);
     // Two outputs over one buffer: the group's output and its dequantized input.
-    const twoOutputs = await ort.InferenceSession.create(qdqGroupModel(group, { extraOutputs: [valueInfo('x_f', DataType.FLOAT, ['rows', group.k])] }), onebit);
+    const twoOutputs = await ort.InferenceSession.create(
+      qdqGroupModel(group, { extraOutputs: [valueInfo('x_f', DataType.FLOAT, ['rows', group.k])] }),
+      onebit,
+    );
     const buffer = new ArrayBuffer(4 * 2 * group.k);
-    await expect(twoOutputs.run({ x_q: x }, { y_q: new ort.Tensor('int8', new Int8Array(buffer, 0, 2 * group.n), [2, group.n]),
-      x_f: new ort.Tensor('float32', new Float32Array(buffer), [2, group.k]) }))
-      .rejects.toThrow(/pre-allocated output 'x_f' shares memory with another pre-allocated output/);
+    await expect(
+      twoOutputs.run(
+        { x_q: x },
+        {
+          y_q: new ort.Tensor('int8', new Int8Array(buffer, 0, 2 * group.n), [2, group.n]),
+          x_f: new ort.Tensor('float32', new Float32Array(buffer), [2, group.k]),
+        },
+      ),
+    ).rejects.toThrow(/pre-allocated output 'x_f' shares memory with another pre-allocated output/);
     await twoOutputs.release();
     // The session is still usable after each refusal.
-    expect(Array.from((await session.run({ x_q: x })).y_q.data as Int8Array)).toEqual(Array.from(exactQdq(group, x.data as Int8Array, 2)));
+    expect(Array.from((await session.run({ x_q: x })).y_q.data as Int8Array)).toEqual(
+      Array.from(exactQdq(group, x.data as Int8Array, 2)),
+    );
   });
 
-  it('whose rows do not fit the run: one input error over either memory, nothing of ORT\'s', async () => {
+  it("whose rows do not fit the run: one input error over either memory, nothing of ORT's", async () => {
     // Over the addon's memory ORT is handed the tensor to write in place, and refused it with its
     // internal op_kernel.cc text (an OnebitRuntimeError) and an [E:onnxruntime] line on stderr.
-    const message = "output 'y_q' has shape [2, 64] in this run, but its pre-allocated tensor has [3, 64]: " +
+    const message =
+      "output 'y_q' has shape [2, 64] in this run, but its pre-allocated tensor has [3, 64]: " +
       "pre-allocate it with the output's shape for this run, or pass null for it";
     const x = new ort.Tensor('int8', int8Input(2 * group.k, 6), [2, group.k]);
-    for (const y of [pkg.onebit.allocateTensor('int8', [3, group.n]), new ort.Tensor('int8', new Int8Array(3 * group.n).fill(9), [3, group.n])]) {
-      const refused = await session.run({ x_q: x }, { y_q: y }).then(() => null, (e: Error) => e);
+    for (const y of [
+      pkg.onebit.allocateTensor('int8', [3, group.n]),
+      new ort.Tensor('int8', new Int8Array(3 * group.n).fill(9), [3, group.n]),
+    ]) {
+      const refused = await session.run({ x_q: x }, { y_q: y }).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(refused).toBeInstanceOf(pkg.OnebitInputError);
       expect(refused?.message).toBe(message);
-      expect(new Set(y.data as Int8Array).size).toBe(1);  // not written
+      expect(new Set(y.data as Int8Array).size).toBe(1); // not written
     }
     // In a process of its own: nothing of ORT's on stderr either.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-prealloc-'));
@@ -129,8 +159,14 @@ describe('pre-allocated outputs', () => {
       output: [valueInfo('x', DataType.FLOAT, [3]), valueInfo('y', DataType.FLOAT, [3])],
     });
     const s = await ort.InferenceSession.create(passthrough, onebit);
-    for (const given of [new ort.Tensor('float32', new Float32Array(3).fill(-1), [3]), pkg.onebit.allocateTensor('float32', [3])]) {
-      const out = await s.run({ x: new ort.Tensor('float32', Float32Array.from([1, 2, 3]), [3]) }, { x: given, y: null });
+    for (const given of [
+      new ort.Tensor('float32', new Float32Array(3).fill(-1), [3]),
+      pkg.onebit.allocateTensor('float32', [3]),
+    ]) {
+      const out = await s.run(
+        { x: new ort.Tensor('float32', Float32Array.from([1, 2, 3]), [3]) },
+        { x: given, y: null },
+      );
       expect(Array.from(given.data as Float32Array)).toEqual([1, 2, 3]);
       expect(Array.from(out.y.data as Float32Array)).toEqual([2, 3, 4]);
     }
@@ -153,7 +189,10 @@ describe('pre-allocated outputs', () => {
 
   it('dims whose element count wraps around are refused for an input too', async () => {
     // 2^58 x 64 elements: 2^64 bytes, 0 in 64 bits, which an empty buffer would have matched.
-    await expect(session.run({ x_q: { type: 'int8', dims: [2 ** 58, group.k], data: new Int8Array(0), location: 'cpu' } as never }))
-      .rejects.toThrow(/input 'x_q' has more elements than a JS ArrayBuffer holds/);
+    await expect(
+      session.run({
+        x_q: { type: 'int8', dims: [2 ** 58, group.k], data: new Int8Array(0), location: 'cpu' } as never,
+      }),
+    ).rejects.toThrow(/input 'x_q' has more elements than a JS ArrayBuffer holds/);
   });
 });

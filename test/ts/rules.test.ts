@@ -12,8 +12,12 @@ import { pkg, repoRoot } from './helpers/package.js';
 const require = createRequire(import.meta.url);
 const rules = require(path.join(repoRoot, 'dist', 'rules.js')) as typeof import('../../ts/rules.js');
 const { toCounters } = require(path.join(repoRoot, 'dist', 'counters.js')) as typeof import('../../ts/counters.js');
-const { parseArgs, usage } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'args.js')) as typeof import('../../ts/apps/cli/args.js');
-const { parseProbeArgs, probeUsage } = require(path.join(repoRoot, 'dist', 'apps', 'cli', 'probe_args.js')) as typeof import('../../ts/apps/cli/probe_args.js');
+const { parseArgs, usage } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'args.js'),
+) as typeof import('../../ts/apps/cli/args.js');
+const { parseProbeArgs, probeUsage } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'probe_args.js'),
+) as typeof import('../../ts/apps/cli/probe_args.js');
 const { validateProbeOptions } = require(path.join(repoRoot, 'dist', 'probe.js')) as typeof import('../../ts/probe.js');
 const { nativeConstants } = require(path.join(repoRoot, 'dist', 'native.js')) as typeof import('../../ts/native.js');
 
@@ -23,11 +27,17 @@ describe('the trace-path rule (engine/ep_options is_trace_path)', () => {
   // ./ and ../ were paths to the TS checker and typos to the EP; they are paths to both now.
   const paths = ['/abs/trace', './trace', '../trace', './', 'run.json', 'dir/run.json'];
   const typos = ['yes', 'trace', 'dir/trace', '.json', '~/trace', ''];
-  it.each([...paths.map((p) => [p, true] as const), ...typos.map((t) => [t, false] as const)])('%j -> %s', (value, isPath) => {
-    expect(rules.isTracePath(value)).toBe(isPath);
-    if (isPath && value !== '') expect(pkg.validateOnebitOptions({ trace: value }).trace).toBe(path.resolve(value));
-    else expect(() => pkg.validateOnebitOptions({ trace: value })).toThrow(`use true, false, or a trace file path (${constants.tracePathRule})`);
-  });
+  it.each([...paths.map((p) => [p, true] as const), ...typos.map((t) => [t, false] as const)])(
+    '%j -> %s',
+    (value, isPath) => {
+      expect(rules.isTracePath(value)).toBe(isPath);
+      if (isPath && value !== '') expect(pkg.validateOnebitOptions({ trace: value }).trace).toBe(path.resolve(value));
+      else
+        expect(() => pkg.validateOnebitOptions({ trace: value })).toThrow(
+          `use true, false, or a trace file path (${constants.tracePathRule})`,
+        );
+    },
+  );
 
   it('is stated in the words the EP uses', () => {
     expect(constants.tracePathRule).toBe('absolute, starting with ./ or ../, or ending in .json');
@@ -43,23 +53,32 @@ describe('cost models (npu/cost_model)', () => {
 
   const accepted = ['xdna1', 'xdna2', 'costs.json'];
   const refused = ['xdna3', 'XDNA1', 'costs.JSON', ''];
-  it.each([...accepted.map((m) => [m, true] as const), ...refused.map((m) => [m, false] as const)])('%j -> %s in the library and both CLIs', (value, ok) => {
-    expect(rules.isCostModel(value)).toBe(ok);
-    const expected = rules.isCostFile(value) ? path.resolve(value) : value;
-    if (ok) {
-      expect(pkg.validateOnebitOptions({ costModel: value }).costModel).toBe(expected);
-      expect(validateProbeOptions({ K: 64, N: 48, costModel: value }).costModel).toBe(expected);
-      expect(parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value]).costModel).toBe(value);
-      expect(parseProbeArgs(['--shape', '64x48', '--cost-model', value]).costModel).toBe(value);
-    } else {
-      expect(() => pkg.validateOnebitOptions({ costModel: value })).toThrow(`use 'xdna1', 'xdna2' or a cost file path ending in .json`);
-      expect(() => validateProbeOptions({ K: 64, N: 48, costModel: value })).toThrow(`use 'xdna1', 'xdna2' or a cost file path ending in .json`);
-      expect(() => parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value])).toThrow(
-        `--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`,
-      );
-      expect(() => parseProbeArgs(['--shape', '64x48', '--cost-model', value])).toThrow(`--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`);
-    }
-  });
+  it.each([...accepted.map((m) => [m, true] as const), ...refused.map((m) => [m, false] as const)])(
+    '%j -> %s in the library and both CLIs',
+    (value, ok) => {
+      expect(rules.isCostModel(value)).toBe(ok);
+      const expected = rules.isCostFile(value) ? path.resolve(value) : value;
+      if (ok) {
+        expect(pkg.validateOnebitOptions({ costModel: value }).costModel).toBe(expected);
+        expect(validateProbeOptions({ K: 64, N: 48, costModel: value }).costModel).toBe(expected);
+        expect(parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value]).costModel).toBe(value);
+        expect(parseProbeArgs(['--shape', '64x48', '--cost-model', value]).costModel).toBe(value);
+      } else {
+        expect(() => pkg.validateOnebitOptions({ costModel: value })).toThrow(
+          `use 'xdna1', 'xdna2' or a cost file path ending in .json`,
+        );
+        expect(() => validateProbeOptions({ K: 64, N: 48, costModel: value })).toThrow(
+          `use 'xdna1', 'xdna2' or a cost file path ending in .json`,
+        );
+        expect(() => parseArgs(['--model', 'stack', '--device', 'emu', '--cost-model', value])).toThrow(
+          `--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`,
+        );
+        expect(() => parseProbeArgs(['--shape', '64x48', '--cost-model', value])).toThrow(
+          `--cost-model takes xdna1, xdna2 or a cost file ending in .json, got '${value}'`,
+        );
+      }
+    },
+  );
 });
 
 describe('device values (npu::kDeviceOptions)', () => {
@@ -72,14 +91,20 @@ describe('device values (npu::kDeviceOptions)', () => {
       expect(parseArgs(['--device', device]).device).toBe(device);
       expect(parseProbeArgs(['--shape', '64x48', '--device', device]).device).toBe(device);
     }
-    expect(() => pkg.validateOnebitOptions({ device: 'npu' })).toThrow(`device="npu" is invalid: use 'auto', 'emu' or 'none'`);
-    expect(() => validateProbeOptions({ K: 64, N: 48, device: 'npu' as 'emu' })).toThrow(`device="npu" is invalid: use 'auto', 'emu' or 'none'`);
+    expect(() => pkg.validateOnebitOptions({ device: 'npu' })).toThrow(
+      `device="npu" is invalid: use 'auto', 'emu' or 'none'`,
+    );
+    expect(() => validateProbeOptions({ K: 64, N: 48, device: 'npu' as 'emu' })).toThrow(
+      `device="npu" is invalid: use 'auto', 'emu' or 'none'`,
+    );
     expect(() => parseArgs(['--device', 'npu'])).toThrow(`--device takes auto, emu, none, got 'npu'`);
-    expect(() => parseProbeArgs(['--shape', '64x48', '--device', 'npu'])).toThrow(`--device takes auto, emu, none, got 'npu'`);
+    expect(() => parseProbeArgs(['--shape', '64x48', '--device', 'npu'])).toThrow(
+      `--device takes auto, emu, none, got 'npu'`,
+    );
   });
 
-  it('are listed by both CLIs\' help, with the cost models, as the EP defines them', () => {
-    expect(usage()).toContain('\n  --device auto|emu|none  the EP\'s offload device');
+  it("are listed by both CLIs' help, with the cost models, as the EP defines them", () => {
+    expect(usage()).toContain("\n  --device auto|emu|none  the EP's offload device");
     expect(usage()).toContain('\n  --cost-model xdna1|xdna2|FILE.json\n');
     expect(probeUsage()).toContain('\n  --device auto|emu|none  device to probe');
     expect(probeUsage()).toContain('\n  --cost-model xdna1|xdna2|FILE.json\n');
@@ -93,7 +118,9 @@ describe('counters (engine/counters.cpp)', () => {
     expect(rules.counterNames()).toEqual(names.map(rules.camelCase));
     expect(Object.keys(toCounters({}))).toEqual(rules.counterNames());
     // OnebitCounters (a type, so written out) names the same, in the same order.
-    const declared = [...readFileSync(path.join(repoRoot, 'dist', 'counters.d.ts'), 'utf8').matchAll(/^ {4}(\w+): number;$/gm)].map((m) => m[1]);
+    const declared = [
+      ...readFileSync(path.join(repoRoot, 'dist', 'counters.d.ts'), 'utf8').matchAll(/^ {4}(\w+): number;$/gm),
+    ].map((m) => m[1]);
     expect(declared).toEqual(rules.counterNames());
     // The EP library loaded reports exactly these (process-wide sums).
     expect(Object.keys(pkg.onebit.processCounters())).toEqual(rules.counterNames());
@@ -117,7 +144,9 @@ describe('counters (engine/counters.cpp)', () => {
     } finally {
       process.off('warning', listen);
     }
-    expect(warnings.filter((w) => w.includes('qdqRuns'))).toEqual(['DeprecationWarning: onebit: counters.qdqRuns is deprecated: use counters.groupRuns']);
+    expect(warnings.filter((w) => w.includes('qdqRuns'))).toEqual([
+      'DeprecationWarning: onebit: counters.qdqRuns is deprecated: use counters.groupRuns',
+    ]);
   });
 });
 

@@ -33,7 +33,14 @@ function writeWithExternalWeight(dir: string): string {
   const parts: Uint8Array[] = [];
   const weight = new Uint8Array(group.weights.buffer, group.weights.byteOffset, group.weights.byteLength);
   const index = proto.graph!.initializer!.findIndex((t) => t.name === 'w');
-  proto.graph!.initializer![index] = externalTensor('w', DataType.INT8, [group.k, group.n], weight, 'model.onnx.data', parts);
+  proto.graph!.initializer![index] = externalTensor(
+    'w',
+    DataType.INT8,
+    [group.k, group.n],
+    weight,
+    'model.onnx.data',
+    parts,
+  );
   writeFileSync(path.join(dir, 'model.onnx.data'), Buffer.concat(parts));
   writeFileSync(path.join(dir, 'model.onnx'), onnx.ModelProto.encode(proto).finish());
   return path.join(dir, 'model.onnx');
@@ -70,7 +77,13 @@ describe('worker_threads', () => {
   it('three workers with a session each of one model share its packed weights', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-shared-'));
     const x = int8Input(rows * group.k, 12);
-    const workerData = { pkg: path.join(repoRoot, 'dist', 'index.js'), model: writeWithExternalWeight(dir), x, rows, k: group.k };
+    const workerData = {
+      pkg: path.join(repoRoot, 'dist', 'index.js'),
+      model: writeWithExternalWeight(dir),
+      x,
+      rows,
+      k: group.k,
+    };
     const workers: Worker[] = [];
     const growth: number[] = [];
     const outputs: Int8Array[] = [];
@@ -90,7 +103,9 @@ describe('worker_threads', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     const mib = growth.map((g) => (g / 2 ** 20).toFixed(1));
-    console.log(`PSS growth per session creation: ${mib.join(', ')} MiB (${weightBytes / 2 ** 20} MiB of int8 weights)`);
+    console.log(
+      `PSS growth per session creation: ${mib.join(', ')} MiB (${weightBytes / 2 ** 20} MiB of int8 weights)`,
+    );
     // The first session packs the weights; the others find them packed and add ORT's session state only.
     expect(growth[0]).toBeGreaterThan(0.75 * weightBytes);
     expect(growth[1]).toBeLessThan(0.25 * weightBytes);

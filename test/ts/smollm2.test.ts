@@ -20,9 +20,15 @@ const python = process.env.ONEBIT_PYTHON || path.join(repoRoot, '.venv', 'bin', 
 const modelDir = path.join(cache, 'smollm2-v6-l2');
 
 /* eslint-disable @typescript-eslint/no-require-imports */
-const { ChatTokenizer } = require(path.join(repoRoot, 'dist', 'apps', 'llm', 'chat_tokenizer.js')) as typeof import('../../ts/apps/llm/chat_tokenizer.js');
-const { KvDecoder } = require(path.join(repoRoot, 'dist', 'apps', 'llm', 'kv_decoder.js')) as typeof import('../../ts/apps/llm/kv_decoder.js');
-const { smollm2 } = require(path.join(repoRoot, 'dist', 'apps', 'model', 'smollm2.js')) as typeof import('../../ts/apps/model/smollm2.js');
+const { ChatTokenizer } = require(
+  path.join(repoRoot, 'dist', 'apps', 'llm', 'chat_tokenizer.js'),
+) as typeof import('../../ts/apps/llm/chat_tokenizer.js');
+const { KvDecoder } = require(
+  path.join(repoRoot, 'dist', 'apps', 'llm', 'kv_decoder.js'),
+) as typeof import('../../ts/apps/llm/kv_decoder.js');
+const { smollm2 } = require(
+  path.join(repoRoot, 'dist', 'apps', 'model', 'smollm2.js'),
+) as typeof import('../../ts/apps/model/smollm2.js');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 let report: Report;
@@ -43,7 +49,10 @@ describe('onebit-run --model smollm2', () => {
   beforeAll(async () => {
     // Builds the 2-layer model (half a minute to two, with the machine busy), generates 6 tokens,
     // then teacher-forces the evaluation text through each arm.
-    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '6', '--quality', '--json', '--prompt', 'Name a colour.'], env);
+    const ran = await runNodeAsync(
+      [cli, '--layers', '2', '--max-tokens', '6', '--quality', '--json', '--prompt', 'Name a colour.'],
+      env,
+    );
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     report = JSON.parse(ran.stdout);
@@ -65,7 +74,11 @@ describe('onebit-run --model smollm2', () => {
       expect(arm.promptTokensPerS).toBeCloseTo((report.promptTokens * 1000) / arm.prefillMs, 6);
       expect(arm.decodeTokensPerS).toBeGreaterThan(0);
     }
-    expect(report.agreement.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortQdq', 'onebit|ortFp32', 'ortQdq|ortFp32']);
+    expect(report.agreement.map((c) => `${c.candidate}|${c.reference}`)).toEqual([
+      'onebit|ortQdq',
+      'onebit|ortFp32',
+      'ortQdq|ortFp32',
+    ]);
     for (const c of report.agreement) expect(c.positions).toBe(report.generatedTokens);
     expectAgreementWithOrt(report);
     expect(report.peakRssMiB.total).toBeGreaterThanOrEqual(report.peakRssMiB.onebitPhase);
@@ -79,10 +92,15 @@ describe('onebit-run --model smollm2', () => {
     expect(passages.length).toBeGreaterThanOrEqual(4);
     expect(tokens).toBe(passages.reduce((n, p) => n + p.tokens, 0));
     expect(tokens).toBeGreaterThan(1200);
-    expect(comparisons.map((c) => `${c.candidate}|${c.reference}`)).toEqual(['onebit|ortFp32', 'ortQdq|ortFp32', 'onebit|ortQdq']);
+    expect(comparisons.map((c) => `${c.candidate}|${c.reference}`)).toEqual([
+      'onebit|ortFp32',
+      'ortQdq|ortFp32',
+      'onebit|ortQdq',
+    ]);
     for (const c of comparisons) expect(c.positions).toBe(tokens - passages.length); // each passage's last token predicts nothing
     // The pooled means are the per-passage means weighted by their positions.
-    const pooled = (arm: 'onebit' | 'ortQdq') => passages.reduce((s, p) => s + p.meanKl[arm] * (p.tokens - 1), 0) / (tokens - passages.length);
+    const pooled = (arm: 'onebit' | 'ortQdq') =>
+      passages.reduce((s, p) => s + p.meanKl[arm] * (p.tokens - 1), 0) / (tokens - passages.length);
     expect(comparisons[0].meanKl).toBeCloseTo(pooled('onebit'), 12);
     expect(comparisons[1].meanKl).toBeCloseTo(pooled('ortQdq'), 12);
     expectQualityAgainstOrt(report);
@@ -96,7 +114,10 @@ describe('onebit-run --model smollm2', () => {
     expect(sized.promptSource).toBe('evaluation text');
     expect(sized.model.activations).toBe('uint8');
     // The reported count is the prompt's: the user turn it reports, chat-formatted, is 32 tokens.
-    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), JSON.parse(readFileSync(path.join(modelDir, 'chat.json'), 'utf8')));
+    const tokenizer = new ChatTokenizer(
+      path.join(modelDir, 'tokenizer.json'),
+      JSON.parse(readFileSync(path.join(modelDir, 'chat.json'), 'utf8')),
+    );
     expect(tokenizer.encode(tokenizer.chatPrompt(sized.prompt))).toHaveLength(32);
     const evaluation = readFileSync(path.join(modelDir, 'evaluation.txt'), 'utf8').replace(/\s+/g, ' ');
     expect(evaluation.startsWith(sized.prompt)).toBe(true);
@@ -107,7 +128,10 @@ describe('onebit-run --model smollm2', () => {
   it('runs the QDQ model with int8 activations: every projection on the EP, the same tokens as ORT', async () => {
     // Adds the int8 model to the cached folder (quantized from its fp32 model), then a 128-token
     // prompt: longer than the evaluation text's first paragraph.
-    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '128', '--activations', 'int8', '--json'], env);
+    const ran = await runNodeAsync(
+      [cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '128', '--activations', 'int8', '--json'],
+      env,
+    );
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     const int8 = JSON.parse(ran.stdout) as Report;
@@ -117,13 +141,21 @@ describe('onebit-run --model smollm2', () => {
     expect(int8.counters.groupRuns).toBe(15 * int8.generatedTokens);
     expectAgreementWithOrt(int8);
     expect(readdirSync(cache)).toEqual(['smollm2-v6-l2']);
-    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual(['model-a8w8-s8.onnx', 'model-a8w8-s8.onnx.data', 'model-a8w8.onnx', 'model-a8w8.onnx.data']);
+    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-a8w8'))).toEqual([
+      'model-a8w8-s8.onnx',
+      'model-a8w8-s8.onnx.data',
+      'model-a8w8.onnx',
+      'model-a8w8.onnx.data',
+    ]);
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
   }, 300_000);
 
   it('runs the int4 MatMulNBits model: every projection on the EP, the same tokens as ORT on that model', async () => {
     // Adds the int4 model to the cached folder (MatMulNBits, block 32, symmetric, accuracy_level 4).
-    const ran = await runNodeAsync([cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '64', '--weights', 'int4', '--json'], env);
+    const ran = await runNodeAsync(
+      [cli, '--layers', '2', '--max-tokens', '4', '--prompt-tokens', '64', '--weights', 'int4', '--json'],
+      env,
+    );
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
     const int4 = JSON.parse(ran.stdout) as Report;
@@ -136,7 +168,10 @@ describe('onebit-run --model smollm2', () => {
     expect(between).toMatchObject({ candidate: 'onebit', reference: 'ortQdq' });
     expect(between.top1).toBe(1);
     expect(between.meanKl).toBeLessThan(1e-4);
-    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-int4'))).toEqual(['model-int4.onnx', 'model-int4.onnx.data']);
+    expect(readdirSync(modelDir).filter((f) => f.startsWith('model-int4'))).toEqual([
+      'model-int4.onnx',
+      'model-int4.onnx.data',
+    ]);
     expect(readdirSync(modelDir).filter((f) => f.includes('partial'))).toEqual([]);
   }, 300_000);
 
@@ -165,11 +200,31 @@ describe('onebit-run --model smollm2', () => {
   }, 120_000);
 
   it('tokenizes as the Python tokenizers library does, and round-trips text and special tokens', () => {
-    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), { turn_start: '<|im_start|>', turn_end: '<|im_end|>', default_system: null, bos_token_id: 1, eos_token_id: 2 });
-    const texts = ['Hello, world! 12345', 'Grüße aus München — naïve café', '東京は日本の首都です。', 'Привет, мир',
-      'emoji 🙂🚀 and\ttabs\nnewlines', tokenizer.chatPrompt('Hi there')];
-    const reference = spawnSync(python, ['-c', 'import json,sys; from tokenizers import Tokenizer; t = Tokenizer.from_file(sys.argv[1]); '
-      + 'print(json.dumps([t.encode(s).ids for s in json.load(sys.stdin)]))', path.join(modelDir, 'tokenizer.json')], { input: JSON.stringify(texts), encoding: 'utf8' });
+    const tokenizer = new ChatTokenizer(path.join(modelDir, 'tokenizer.json'), {
+      turn_start: '<|im_start|>',
+      turn_end: '<|im_end|>',
+      default_system: null,
+      bos_token_id: 1,
+      eos_token_id: 2,
+    });
+    const texts = [
+      'Hello, world! 12345',
+      'Grüße aus München — naïve café',
+      '東京は日本の首都です。',
+      'Привет, мир',
+      'emoji 🙂🚀 and\ttabs\nnewlines',
+      tokenizer.chatPrompt('Hi there'),
+    ];
+    const reference = spawnSync(
+      python,
+      [
+        '-c',
+        'import json,sys; from tokenizers import Tokenizer; t = Tokenizer.from_file(sys.argv[1]); ' +
+          'print(json.dumps([t.encode(s).ids for s in json.load(sys.stdin)]))',
+        path.join(modelDir, 'tokenizer.json'),
+      ],
+      { input: JSON.stringify(texts), encoding: 'utf8' },
+    );
     expect(reference.status).toBe(0);
     const expected = JSON.parse(reference.stdout) as number[][];
     texts.forEach((text, i) => {
@@ -192,7 +247,9 @@ describe('onebit-run --model smollm2', () => {
   it('says when the prompt and --max-tokens exceed the context, and when the builder cannot run', () => {
     const long = runNode([cli, '--layers', '2', '--max-tokens', '8190', '--prompt', 'Hi'], repoRoot, env);
     expect(long.status).toBe(1);
-    expect(long.stderr).toMatch(/the prompt is \d+ tokens; with --max-tokens 8190 that exceeds the model's context of 8192 tokens/);
+    expect(long.stderr).toMatch(
+      /the prompt is \d+ tokens; with --max-tokens 8190 that exceeds the model's context of 8192 tokens/,
+    );
     const noPython = runNode([cli, '--layers', '3'], repoRoot, { ...env, ONEBIT_PYTHON: '/nonexistent/python' });
     expect(noPython.status).toBe(1);
     expect(noPython.stderr).toMatch(/cannot run the model builder with \/nonexistent\/python/);
@@ -212,15 +269,28 @@ describe('onebit-run --model smollm2', () => {
       const root = mkdtempSync(path.join(os.tmpdir(), 'onebit-damaged-'));
       const dir = path.join(root, path.basename(modelDir));
       mkdirSync(dir);
-      for (const file of ['manifest.json', 'tokenizer.json', 'chat.json', 'evaluation.txt']) copyFileSync(path.join(modelDir, file), path.join(dir, file));
+      for (const file of ['manifest.json', 'tokenizer.json', 'chat.json', 'evaluation.txt'])
+        copyFileSync(path.join(modelDir, file), path.join(dir, file));
       edit(dir);
       return { ONEBIT_CACHE_DIR: root };
     };
     const manifest = JSON.parse(readFileSync(path.join(modelDir, 'manifest.json'), 'utf8'));
     const cases: [string[], (dir: string) => void, RegExp][] = [
-      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 5, "qdq'), /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v6-l2 and run again/],
-      [[], (dir) => writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, qdq_models: undefined })), /manifest\.json: no qdq_models listed/],
-      [['--prompt-tokens', '40'], (dir) => writeFileSync(path.join(dir, 'evaluation.txt'), ''), /evaluation\.txt is empty: delete /],
+      [
+        [],
+        (dir) => writeFileSync(path.join(dir, 'manifest.json'), '{"version": 5, "qdq'),
+        /manifest\.json: not a readable JSON manifest .*delete .*smollm2-v6-l2 and run again/,
+      ],
+      [
+        [],
+        (dir) => writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, qdq_models: undefined })),
+        /manifest\.json: no qdq_models listed/,
+      ],
+      [
+        ['--prompt-tokens', '40'],
+        (dir) => writeFileSync(path.join(dir, 'evaluation.txt'), ''),
+        /evaluation\.txt is empty: delete /,
+      ],
     ];
     for (const [args, edit, message] of cases) {
       const ran = runNode([cli, '--layers', '2', ...args], repoRoot, damaged(edit));
@@ -233,10 +303,14 @@ describe('onebit-run --model smollm2', () => {
   it('says when --prompt-tokens is out of range or given with --prompt, and which --activations and --weights exist', () => {
     const short = runNode([cli, '--layers', '2', '--prompt-tokens', '30'], repoRoot, env);
     expect(short.status).toBe(1);
-    expect(short.stderr).toMatch(/--prompt-tokens 30 is too short: the chat template alone takes 30 tokens; ask for at least 31/);
+    expect(short.stderr).toMatch(
+      /--prompt-tokens 30 is too short: the chat template alone takes 30 tokens; ask for at least 31/,
+    );
     const long = runNode([cli, '--layers', '2', '--prompt-tokens', '8100', '--max-tokens', '100'], repoRoot, env);
     expect(long.status).toBe(1);
-    expect(long.stderr).toMatch(/the prompt is 8100 tokens; with --max-tokens 100 that exceeds the model's context of 8192 tokens/);
+    expect(long.stderr).toMatch(
+      /the prompt is 8100 tokens; with --max-tokens 100 that exceeds the model's context of 8192 tokens/,
+    );
     const both = runNode([cli, '--prompt', 'Hi', '--prompt-tokens', '40']);
     expect(both.status).toBe(2);
     expect(both.stderr).toMatch(/--prompt and --prompt-tokens: give one or the other/);

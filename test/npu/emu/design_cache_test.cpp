@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The on-disk design cache: build on a miss (atomically), reuse on a hit, reject a bad file
 // without replacing it, and the default directory.
+#include "npu/emu/design_cache.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -9,9 +11,8 @@
 #include <fstream>
 #include <random>
 
-#include "npu/emu/design_cache.h"
-#include "npu/emu/design_elf.h"
 #include "npu/device_gemm.h"
+#include "npu/emu/design_elf.h"
 #include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
 
@@ -48,13 +49,13 @@ TEST(DesignCache, BuildsOnMissAndReusesOnHit) {
   EXPECT_EQ(files_in(cache.version_dir()), 1u);  // no temp file left behind
   EXPECT_EQ(read_file(first->path), write_design_elf(first->design));
 
-  struct stat before {};
+  struct stat before{};
   ASSERT_EQ(::stat(first->path.c_str(), &before), 0);
   Result<CachedDesign> second = cache.get(key);
   ASSERT_TRUE(second) << second.error().reason;
   EXPECT_FALSE(second->built);
   EXPECT_EQ(second->design.program, first->design.program);
-  struct stat after {};
+  struct stat after{};
   ASSERT_EQ(::stat(first->path.c_str(), &after), 0);
   EXPECT_EQ(before.st_ino, after.st_ino);  // not rewritten
   EXPECT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);

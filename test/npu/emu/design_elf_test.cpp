@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The design file: ELF64 writer, the validating loader (corrupt / truncated / mismatched files
 // are rejected with a reason, never a crash), a fuzz pass, and readelf's view of it.
+#include "npu/emu/design_elf.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <fstream>
 #include <random>
 
-#include "npu/emu/design_elf.h"
 #include "npu/device_gemm.h"
 #include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
@@ -96,8 +97,8 @@ TEST(DesignElf, RejectsBadNotesAndPrograms) {
   EXPECT_TRUE(contains(with(desc + 56, 'x'), "target name"));
   EXPECT_TRUE(contains(with(desc - 8, 'O'), "owner"));
   // One bit of the program.
-  const size_t program = static_cast<size_t>(
-      std::search(good.begin(), good.end(), d.program.begin(), d.program.end()) - good.begin());
+  const size_t program =
+      static_cast<size_t>(std::search(good.begin(), good.end(), d.program.begin(), d.program.end()) - good.begin());
   ASSERT_LT(program, good.size());
   std::vector<uint8_t> b = good;
   b[program + 8] ^= 0x01;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The design instruction set: what the generator emits, what the validator rejects, and that
 // the emulator really executes the program (changing it changes the result).
+#include "npu/emu/design_program.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,9 +11,8 @@
 
 #include "base/checksum.h"
 #include "npu/emu/design_builder.h"
-#include "npu/emu/design_program.h"
-#include "npu/weight_layout.h"
 #include "npu/emu/emu_device.h"
+#include "npu/weight_layout.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {
@@ -40,10 +41,11 @@ std::string decode_error(const P& program, uint32_t K = 100, uint32_t N = 70) {
 
 // The generator's program shape, with the tile counts of `info`.
 P standard(const DesignInfo& info) {
-  return {{Opcode::kLoop, 0, 0, info.n_tiles}, {Opcode::kZeroAcc, 0, 0, 0}, {Opcode::kLoop, 1, 0, info.k_tiles},
-          {Opcode::kLoadA, 1, 0, 0},           {Opcode::kLoadW, 0, 1, 0},   {Opcode::kMac, 0, 0, 0},
-          {Opcode::kEndLoop, 0, 0, 0},         {Opcode::kStoreC, 0, 0, 0},  {Opcode::kEndLoop, 0, 0, 0},
-          kHalt};
+  return {{Opcode::kLoop, 0, 0, info.n_tiles}, {Opcode::kZeroAcc, 0, 0, 0},
+          {Opcode::kLoop, 1, 0, info.k_tiles}, {Opcode::kLoadA, 1, 0, 0},
+          {Opcode::kLoadW, 0, 1, 0},           {Opcode::kMac, 0, 0, 0},
+          {Opcode::kEndLoop, 0, 0, 0},         {Opcode::kStoreC, 0, 0, 0},
+          {Opcode::kEndLoop, 0, 0, 0},         kHalt};
 }
 
 TEST(DesignProgram, GeneratorEmitsTheTileLoops) {
@@ -222,10 +224,11 @@ TEST(DesignProgram, TheEmulatorExecutesTheProgram) {
 
   // ZERO_ACC and STORE_C inside the depth loop: each depth tile overwrites C, so C ends up
   // holding the last depth tile's partial sums only.
-  const P last_depth_tile = {{Opcode::kLoop, 0, 0, 2},    {Opcode::kLoop, 1, 0, 2},   {Opcode::kZeroAcc, 0, 0, 0},
-                             {Opcode::kLoadA, 1, 0, 0},   {Opcode::kLoadW, 0, 1, 0},  {Opcode::kMac, 0, 0, 0},
-                             {Opcode::kStoreC, 0, 0, 0},  {Opcode::kEndLoop, 0, 0, 0}, {Opcode::kEndLoop, 0, 0, 0},
-                             kHalt};
+  const P last_depth_tile = {{Opcode::kLoop, 0, 0, 2},    {Opcode::kLoop, 1, 0, 2},
+                             {Opcode::kZeroAcc, 0, 0, 0}, {Opcode::kLoadA, 1, 0, 0},
+                             {Opcode::kLoadW, 0, 1, 0},   {Opcode::kMac, 0, 0, 0},
+                             {Opcode::kStoreC, 0, 0, 0},  {Opcode::kEndLoop, 0, 0, 0},
+                             {Opcode::kEndLoop, 0, 0, 0}, kHalt};
   const std::vector<int32_t> c4 = run_design(with_program(last_depth_tile, K, N, rows), a, w, rows);
   const uint32_t k_tile = base.info.tiling.k_tile;
   for (uint32_t m = 0; m < rows; ++m)

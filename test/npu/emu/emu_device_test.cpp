@@ -2,13 +2,14 @@
 // The emu backend through the Device interface: its device memory is separate from the host
 // BOs, syncs copy exactly the bytes asked for, a missing sync gives stale data, and bad
 // requests are refused with a reason.
+#include "npu/emu/emu_device.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 
 #include "npu/emu/design_builder.h"
-#include "npu/emu/emu_device.h"
 #include "npu/weight_layout.h"
 #include "npu_test_util.h"
 

@@ -6,15 +6,14 @@
 #include <random>
 #include <thread>
 
-#include "npu/emu/design_builder.h"
 #include "npu/device_gemm.h"
+#include "npu/emu/design_builder.h"
 #include "npu/emu/design_cache.h"
 #include "npu/emu/emu_device.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {
 namespace {
-
 
 struct Shape {
   uint32_t K, N;

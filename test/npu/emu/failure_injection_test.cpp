@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Injected device failures (design load, launch, timeout) surface as clear errors the caller
 // can act on, and the device path works again once the failure is gone.
+#include "npu/emu/failure_injection.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +16,6 @@
 #include "npu/device_gemm.h"
 #include "npu/emu/design_cache.h"
 #include "npu/emu/emu_device.h"
-#include "npu/emu/failure_injection.h"
 #include "npu_test_util.h"
 
 namespace onebit::npu {

@@ -18,7 +18,10 @@ type GroupValues = Omit<QdqGroup, 'bytes'>;
 
 /** The group's graph: DQ(x_q int8) . DQ(W int8 per-channel) -> MatMul -> Q(int8) -> y_q; with
  * `floatOutput` it ends at the MatMul, y_f. `extraOutputs` are listed after it. */
-export function qdqGroupModel(g: GroupValues, { floatOutput = false, extraOutputs = [] as ReturnType<typeof valueInfo>[] } = {}): Uint8Array {
+export function qdqGroupModel(
+  g: GroupValues,
+  { floatOutput = false, extraOutputs = [] as ReturnType<typeof valueInfo>[] } = {},
+): Uint8Array {
   const quantize = floatOutput ? [] : [node('QuantizeLinear', ['y_f', 's_y', 'z_y'], ['y_q'])];
   return model({
     name: 'qdq_group',

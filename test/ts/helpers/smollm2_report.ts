@@ -4,7 +4,14 @@
 // itself states (ortInt8). Used by the native suite and by the emulated AVX2 check.
 import { expect } from 'vitest';
 
-export interface Comparison { reference: string; candidate: string; positions: number; top1: number; meanKl: number; maxAbsLogitDiff: number }
+export interface Comparison {
+  reference: string;
+  candidate: string;
+  positions: number;
+  top1: number;
+  meanKl: number;
+  maxAbsLogitDiff: number;
+}
 
 export interface Report {
   model: { layers: number; projections: number; format: string; activations: string };
@@ -17,7 +24,11 @@ export interface Report {
   text: string;
   arms: { arm: string; prefillMs: number; promptTokensPerS: number; decodeSteps: number; decodeTokensPerS: number }[];
   agreement: Comparison[];
-  quality: { tokens: number; passages: { tokens: number; meanKl: { onebit: number; ortQdq: number } }[]; comparisons: Comparison[] };
+  quality: {
+    tokens: number;
+    passages: { tokens: number; meanKl: { onebit: number; ortQdq: number } }[];
+    comparisons: Comparison[];
+  };
   counters: { groupRuns: number; groups: number };
   ortInt8: { exact: boolean; wrongOutputs: number; outputs: number };
   expectedGroupRuns: number;

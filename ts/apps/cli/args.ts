@@ -2,7 +2,18 @@
 // Command line of onebit-run, parsed into typed options; mistakes throw UsageError.
 import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../../rules.js';
 import { ACTIVATION_TYPES, WEIGHT_FORMATS, type ActivationType, type WeightFormat } from '../model/smollm2.js';
-import { UsageError, choice, costModelOption, count, counts, deviceOption, nonEmpty, readFlags, text, type FlagOptions } from './flags.js';
+import {
+  UsageError,
+  choice,
+  costModelOption,
+  count,
+  counts,
+  deviceOption,
+  nonEmpty,
+  readFlags,
+  text,
+  type FlagOptions,
+} from './flags.js';
 
 export const DEFAULT_PROMPT = 'Explain in two sentences why the sky is blue.';
 
@@ -100,7 +111,11 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   if (unknown !== undefined) throw new UsageError(`unknown option ${unknown}; run onebit-run --help for the list`);
   // The model is --model's value or the one positional argument, in the order given.
   const models = tokens.flatMap((t) =>
-    t.kind === 'positional' ? [t.value] : t.kind === 'option' && t.name === 'model' ? [nonEmpty('--model', t.value, 'smollm2, stack or a model file')] : [],
+    t.kind === 'positional'
+      ? [t.value]
+      : t.kind === 'option' && t.name === 'model'
+        ? [nonEmpty('--model', t.value, 'smollm2, stack or a model file')]
+        : [],
   );
   if (models.length > 1) throw new UsageError(`one model at a time: got '${models[0]}' and '${models[1]}'`);
   const integer = <T>(name: keyof typeof FLAGS, min: number, absent: T): number | T =>
@@ -110,7 +125,8 @@ export function parseArgs(argv: readonly string[]): RunArgs {
   const weightsGiven = values.weights !== undefined;
   const args: RunArgs = {
     model: models[0] ?? 'smollm2',
-    prompt: values.prompt === undefined ? DEFAULT_PROMPT : nonEmpty('--prompt', text(values.prompt), 'a non-empty text'),
+    prompt:
+      values.prompt === undefined ? DEFAULT_PROMPT : nonEmpty('--prompt', text(values.prompt), 'a non-empty text'),
     promptTokens: integer('prompt-tokens', 1, null),
     maxTokens: integer('max-tokens', 1, 64),
     activations: activationsGiven ? choice('--activations', text(values.activations), ACTIVATION_TYPES) : 'uint8',
@@ -123,20 +139,25 @@ export function parseArgs(argv: readonly string[]): RunArgs {
     threads: integer('threads', 0, 1),
     device: values.device === undefined ? 'auto' : deviceOption(text(values.device)),
     layers: integer('layers', 1, null),
-    costModel: values['cost-model'] === undefined ? undefined : costModelOption('--cost-model', text(values['cost-model'])),
+    costModel:
+      values['cost-model'] === undefined ? undefined : costModelOption('--cost-model', text(values['cost-model'])),
     json: values.json !== undefined,
     help: values.help !== undefined,
   };
-  if (args.costModel !== undefined && args.device !== 'emu') throw new UsageError('--cost-model models the emulated device: use it with --device emu');
+  if (args.costModel !== undefined && args.device !== 'emu')
+    throw new UsageError('--cost-model models the emulated device: use it with --device emu');
   if (args.costModel !== undefined && args.model === 'smollm2')
     throw new UsageError('--cost-model runs the stack or a model file: add --model stack (or a model.onnx)');
-  if (values.prompt !== undefined && args.promptTokens !== null) throw new UsageError('--prompt and --prompt-tokens: give one or the other');
+  if (values.prompt !== undefined && args.promptTokens !== null)
+    throw new UsageError('--prompt and --prompt-tokens: give one or the other');
   // Silently ignored, they would label a run of the stack (always uint8 activations) as what was asked.
   if (args.model !== 'smollm2' && (activationsGiven || weightsGiven || args.promptTokens !== null)) {
     const option = activationsGiven ? '--activations' : weightsGiven ? '--weights' : '--prompt-tokens';
     throw new UsageError(`${option} is a smollm2 option; --model ${args.model} does not take it`);
   }
   if (activationsGiven && args.weights === 'int4')
-    throw new UsageError('--activations picks the A8W8 model; the int4 model quantizes its activations per block itself');
+    throw new UsageError(
+      '--activations picks the A8W8 model; the int4 model quantizes its activations per block itself',
+    );
   return args;
 }

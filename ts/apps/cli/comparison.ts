@@ -27,7 +27,10 @@ export class ComparisonTally {
   #maxKl = 0;
   #maxDiff = 0;
 
-  constructor(readonly reference: ArmName, readonly candidate: ArmName) {}
+  constructor(
+    readonly reference: ArmName,
+    readonly candidate: ArmName,
+  ) {}
 
   /** Adds positions (rows of `vocab` logits, `a` the reference's); returns their mean KL. */
   add(a: readonly Float32Array[], b: readonly Float32Array[], vocab: number): number {
@@ -58,7 +61,13 @@ export class ComparisonTally {
   }
 }
 
-export function compare(reference: ArmName, candidate: ArmName, a: readonly Float32Array[], b: readonly Float32Array[], vocab: number): Comparison {
+export function compare(
+  reference: ArmName,
+  candidate: ArmName,
+  a: readonly Float32Array[],
+  b: readonly Float32Array[],
+  vocab: number,
+): Comparison {
   const tally = new ComparisonTally(reference, candidate);
   tally.add(a, b, vocab);
   return tally.result();

@@ -26,20 +26,34 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const result = await probe({ K: args.K, N: args.N, rows: args.rows, repeat: args.repeat, device: args.device, designsDir: args.designsDir, seed: args.seed, costModel: args.costModel });
+    const result = await probe({
+      K: args.K,
+      N: args.N,
+      rows: args.rows,
+      repeat: args.repeat,
+      device: args.device,
+      designsDir: args.designsDir,
+      seed: args.seed,
+      costModel: args.costModel,
+    });
     let routesFile: string | null = null;
     const on = result.device.costModel !== null ? 'modelled' : 'measured';
     let report = toReport(result, null, on);
     if (args.saveRoutes !== undefined) {
       if (report.rows.some((r) => r.device === null)) {
         process.stdout.write(`${args.json ? jsonText(report, 'report') : formatProbe(report)}\n`);
-        process.stderr.write(`ep-probe: --save-routes needs device timings for every rows value; ${result.device.error ?? `device ${result.device.selected}`}: nothing saved\n`);
+        process.stderr.write(
+          `ep-probe: --save-routes needs device timings for every rows value; ${result.device.error ?? `device ${result.device.selected}`}: nothing saved\n`,
+        );
         return 1;
       }
       routesFile = path.resolve(args.saveRoutes);
-      const label = on === 'modelled'
-        ? ` (routes chosen on MODELLED ${result.device.costModel} device times against host times measured on this CPU)`
-        : report.deviceTimings === 'emulated' ? ' (emulated timings)' : '';
+      const label =
+        on === 'modelled'
+          ? ` (routes chosen on MODELLED ${result.device.costModel} device times against host times measured on this CPU)`
+          : report.deviceTimings === 'emulated'
+            ? ' (emulated timings)'
+            : '';
       saveRoutes(
         routesFile,
         report.rows.map((r) => ({ K: result.K, N: result.N, rows: r.rows, route: r.route })),

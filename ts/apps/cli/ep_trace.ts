@@ -28,7 +28,19 @@ function msOrDash(v: number | null): string {
 export function formatTrace(s: TraceSummary): string {
   const model = s.costModel;
   const modelHeader = model !== null ? [`modelled total ms (${model})`, 'modelled median ms'] : [];
-  const header = ['shape', 'route', 'calls', 'rows', 'total ms', 'median ms', ...modelHeader, 'launches', 'A synced', 'C synced', 'reasons'];
+  const header = [
+    'shape',
+    'route',
+    'calls',
+    'rows',
+    'total ms',
+    'median ms',
+    ...modelHeader,
+    'launches',
+    'A synced',
+    'C synced',
+    'reasons',
+  ];
   const rows = s.groups.map((g) => [
     g.shape,
     g.route,
@@ -40,11 +52,17 @@ export function formatTrace(s: TraceSummary): string {
     String(g.launches),
     bytes(g.aBytes),
     bytes(g.cBytes),
-    Object.entries(g.reasons).map(([r, n]) => `${r || '?'}=${n}`).join(' '),
+    Object.entries(g.reasons)
+      .map(([r, n]) => `${r || '?'}=${n}`)
+      .join(' '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const right = new Set(header.map((_, i) => i).filter((i) => i >= 2 && i < header.length - 1));
-  const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   const out = [
     `${s.file}: ${s.events} gemm_q8 calls${s.droppedEvents ? ` (${s.droppedEvents} more dropped: the EP keeps a bounded number of events)` : ''}` +
       (s.hostKernel ? `; host kernel ${s.hostKernel}` : ''),
@@ -52,22 +70,35 @@ export function formatTrace(s: TraceSummary): string {
   ];
   out.push(line(header), ...rows.map(line));
   if (model !== null)
-    out.push('', `modelled: the device part of device calls (A upload, launches, C sync) on ${model}, from the cost model (docs/cost-model.md), not measured; total/median ms are whole calls measured on this machine.`);
+    out.push(
+      '',
+      `modelled: the device part of device calls (A upload, launches, C sync) on ${model}, from the cost model (docs/cost-model.md), not measured; total/median ms are whole calls measured on this machine.`,
+    );
   if (s.counters) {
     out.push('');
-    out.push(`counters: ${Object.entries(s.counters).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    out.push(
+      `counters: ${Object.entries(s.counters)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
   }
   return out.join('\n');
 }
 
 function main(argv: string[]): number {
-  const { values, positionals: files, unknown } = readFlags(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const {
+    values,
+    positionals: files,
+    unknown,
+  } = readFlags(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (values.help !== undefined) {
     process.stdout.write(`${TRACE_USAGE}\n`);
     return 0;
   }
   if (unknown !== undefined || files.length !== 1) {
-    process.stderr.write(`ep-trace: ${unknown !== undefined ? `unknown option ${unknown}` : 'give exactly one trace file'}\n${TRACE_USAGE}\n`);
+    process.stderr.write(
+      `ep-trace: ${unknown !== undefined ? `unknown option ${unknown}` : 'give exactly one trace file'}\n${TRACE_USAGE}\n`,
+    );
     return 2;
   }
   try {

@@ -17,7 +17,13 @@ export type FlagOptions = NonNullable<ParseArgsConfig['options']>;
  * `options` does not name, as written. A string flag given no value reads as `true`: see text().
  */
 export function readFlags(argv: readonly string[], options: FlagOptions) {
-  const { values, positionals, tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  const { values, positionals, tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const unknown = tokens.find((t) => t.kind === 'option' && !Object.hasOwn(options, t.name));
   return { values, positionals, tokens, unknown: unknown?.kind === 'option' ? unknown.rawName : undefined };
 }
@@ -35,7 +41,8 @@ function shown(value: string | undefined): string {
 export function count(flag: string, value: string | undefined, min: number): number {
   // Decimal digits only: Number() alone would take '0x20', '1e2' and ' 40 '.
   const n = value !== undefined && /^[0-9]+$/.test(value) ? Number(value) : NaN;
-  if (value === undefined || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} needs an integer >= ${min}, got ${shown(value)}`);
+  if (value === undefined || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`${flag} needs an integer >= ${min}, got ${shown(value)}`);
   return n;
 }
 
@@ -58,12 +65,14 @@ export function nonEmpty(flag: string, value: string | undefined, what: string):
 
 /** A --device value, checked against the EP's device options. */
 export function deviceOption(value: string | undefined): OnebitDevice {
-  if (!isDevice(value)) throw new UsageError(`--device takes ${nativeConstants().deviceOptions.join(', ')}, got '${value ?? ''}'`);
+  if (!isDevice(value))
+    throw new UsageError(`--device takes ${nativeConstants().deviceOptions.join(', ')}, got '${value ?? ''}'`);
   return value;
 }
 
 /** A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule. */
 export function costModelOption(flag: string, value: string | undefined): string {
-  if (!isCostModel(value)) throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${shown(value)}`);
+  if (!isCostModel(value))
+    throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${shown(value)}`);
   return value;
 }

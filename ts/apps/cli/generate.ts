@@ -48,7 +48,14 @@ export interface ArmSpeed {
 
 export interface GenerationReport {
   /** format: the quantized model the onebit and ortQdq arms ran; activations: the A8W8 model's type. */
-  model: { dir: string; layers: number; projections: number; format: WeightFormat; activations: ActivationType; weights: string };
+  model: {
+    dir: string;
+    layers: number;
+    projections: number;
+    format: WeightFormat;
+    activations: ActivationType;
+    weights: string;
+  };
   ortVersion: string;
   /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
   ortInt8: OrtInt8Check;
@@ -79,8 +86,14 @@ async function createSession(arm: ArmName, files: Smollm2Files, args: RunArgs): 
   // Errors only: ORT's warning that shape ops stay on the CPU EP is expected for this model.
   const common = { intraOpNumThreads: args.threads, interOpNumThreads: 1, logSeverityLevel: 3 as const };
   if (arm === 'onebit')
-    return ort.InferenceSession.create(files.quantizedModel, { ...common, executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig] });
-  return ort.InferenceSession.create(arm === 'ortQdq' ? files.quantizedModel : files.fp32Model, { ...common, executionProviders: ['cpu'] });
+    return ort.InferenceSession.create(files.quantizedModel, {
+      ...common,
+      executionProviders: [{ name: 'onebit', device: args.device } as InferenceSession.ExecutionProviderConfig],
+    });
+  return ort.InferenceSession.create(arm === 'ortQdq' ? files.quantizedModel : files.fp32Model, {
+    ...common,
+    executionProviders: ['cpu'],
+  });
 }
 
 interface ArmRun {
@@ -90,7 +103,13 @@ interface ArmRun {
 }
 
 /** Prefill, then one forward per token: generated greedily (onebit) or given (the other arms). */
-async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], vocab: number, next: (step: number, logits: Float32Array) => number | null): Promise<ArmRun> {
+async function runArm(
+  arm: ArmName,
+  decoder: KvDecoder,
+  promptIds: number[],
+  vocab: number,
+  next: (step: number, logits: Float32Array) => number | null,
+): Promise<ArmRun> {
   let start = performance.now();
   let logits = await decoder.forward(promptIds);
   const prefillMs = performance.now() - start;
@@ -104,7 +123,14 @@ async function runArm(arm: ArmName, decoder: KvDecoder, promptIds: number[], voc
   }
   const decodeSteps = steps.length - 1;
   return {
-    speed: { arm, prefillMs, promptTokensPerS: (promptIds.length * 1000) / prefillMs, decodeSteps, decodeMs, decodeTokensPerS: decodeSteps ? (decodeSteps * 1000) / decodeMs : 0 },
+    speed: {
+      arm,
+      prefillMs,
+      promptTokensPerS: (promptIds.length * 1000) / prefillMs,
+      decodeSteps,
+      decodeMs,
+      decodeTokensPerS: decodeSteps ? (decodeSteps * 1000) / decodeMs : 0,
+    },
     steps,
   };
 }
@@ -115,13 +141,20 @@ function evaluationText(files: Smollm2Files): string {
   try {
     text = readFileSync(files.evaluationText, 'utf8');
   } catch (error) {
-    throw new OnebitRuntimeError(`cannot read ${files.evaluationText} (${(error as Error).message}): delete ${files.dir} and run again to rebuild it`);
+    throw new OnebitRuntimeError(
+      `cannot read ${files.evaluationText} (${(error as Error).message}): delete ${files.dir} and run again to rebuild it`,
+    );
   }
-  if (text.trim() === '') throw new OnebitRuntimeError(`${files.evaluationText} is empty: delete ${files.dir} and run again to rebuild it`);
+  if (text.trim() === '')
+    throw new OnebitRuntimeError(`${files.evaluationText} is empty: delete ${files.dir} and run again to rebuild it`);
   return text;
 }
 
-export async function runGeneration(args: RunArgs, progress: Progress, write: (text: string) => void): Promise<GenerationReport> {
+export async function runGeneration(
+  args: RunArgs,
+  progress: Progress,
+  write: (text: string) => void,
+): Promise<GenerationReport> {
   const runtime = onebit.register();
   const files = smollm2(args.layers ?? undefined, args.activations, (line) => progress.update(line), args.weights);
   progress.done();
@@ -129,13 +162,16 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   const tokenizer = new ChatTokenizer(files.tokenizerJson, files.chat);
   const checkFits = (promptTokens: number) => {
     if (promptTokens + args.maxTokens > files.config.context)
-      throw new OnebitInputError(`the prompt is ${promptTokens} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`);
+      throw new OnebitInputError(
+        `the prompt is ${promptTokens} tokens; with --max-tokens ${args.maxTokens} that exceeds the model's context of ${files.config.context} tokens`,
+      );
   };
   // A requested length is checked before the prompt is made, so a huge one costs nothing.
   if (args.promptTokens !== null) checkFits(args.promptTokens);
-  const { user, ids: promptIds } = args.promptTokens === null
-    ? { user: args.prompt, ids: tokenizer.encode(tokenizer.chatPrompt(args.prompt)) }
-    : sizedPrompt(tokenizer, evaluationText(files), args.promptTokens);
+  const { user, ids: promptIds } =
+    args.promptTokens === null
+      ? { user: args.prompt, ids: tokenizer.encode(tokenizer.chatPrompt(args.prompt)) }
+      : sizedPrompt(tokenizer, evaluationText(files), args.promptTokens);
   checkFits(promptIds.length);
 
   // The onebit arm generates: greedy until the end-of-turn token or --max-tokens.
@@ -162,7 +198,9 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   for (const arm of ['ortQdq', 'ortFp32'] as const) {
     progress.update(`${armLabel(arm, files.weights)}: prefill and ${generated.length - 1} decode steps`);
     session = await createSession(arm, files, args);
-    arms[arm] = await runArm(arm, new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step) => (step < generated.length - 1 ? generated[step] : null));
+    arms[arm] = await runArm(arm, new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step) =>
+      step < generated.length - 1 ? generated[step] : null,
+    );
     await session.release();
   }
   progress.done();
@@ -170,14 +208,25 @@ export async function runGeneration(args: RunArgs, progress: Progress, write: (t
   let quality: GenerationReport['quality'] = null;
   if (args.quality) {
     const passages = evaluationPassages(evaluationText(files));
-    quality = await measureQuality(passages, tokenizer, files, ort.Tensor, (arm) => createSession(arm, files, args),
-      (i, tokens) => progress.update(`quality: passage ${i + 1} of ${passages.length} (${tokens} tokens) through each arm`));
+    quality = await measureQuality(
+      passages,
+      tokenizer,
+      files,
+      ort.Tensor,
+      (arm) => createSession(arm, files, args),
+      (i, tokens) =>
+        progress.update(`quality: passage ${i + 1} of ${passages.length} (${tokens} tokens) through each arm`),
+    );
     progress.done();
   }
 
   return {
     model: {
-      dir: files.dir, layers: files.config.layers, projections: files.projections, format: files.weights, activations: files.activations,
+      dir: files.dir,
+      layers: files.config.layers,
+      projections: files.projections,
+      format: files.weights,
+      activations: files.activations,
       weights: `dequantized from the Q4_1 GGUF of SmolLM2-135M-Instruct, then ${files.weights === 'int4' ? 'int4 MatMulNBits (block 32, symmetric, accuracy_level 4)' : 'A8W8'}`,
     },
     ortVersion: runtime.ortVersion,

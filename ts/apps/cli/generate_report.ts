@@ -7,14 +7,18 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 function comparison(c: Comparison, r: GenerationReport): string {
   const label = (arm: Comparison['reference']) => armLabel(arm, r.model.format);
-  return `${`${label(c.candidate)} vs ${label(c.reference)}`.padEnd(66)} top-1 ${pct(c.top1).padStart(6)}  ` +
-    `KL mean ${c.meanKl.toExponential(2)} max ${c.maxKl.toExponential(2)}  max|logit diff| ${c.maxAbsLogitDiff.toFixed(3)}`;
+  return (
+    `${`${label(c.candidate)} vs ${label(c.reference)}`.padEnd(66)} top-1 ${pct(c.top1).padStart(6)}  ` +
+    `KL mean ${c.meanKl.toExponential(2)} max ${c.maxKl.toExponential(2)}  max|logit diff| ${c.maxAbsLogitDiff.toFixed(3)}`
+  );
 }
 
 /** What the onebit and ORT arms each run on the quantized model. */
 function sameModelNote(r: GenerationReport): string {
   if (r.model.format === 'int4') return 'the same W4A8 arithmetic (int8 activations per block, integer block dots)';
-  return r.model.activations === 'uint8' ? 'two integer kernels' : "the EP's integer kernel and, for most groups, ORT's DequantizeLinear + float MatMul";
+  return r.model.activations === 'uint8'
+    ? 'two integer kernels'
+    : "the EP's integer kernel and, for most groups, ORT's DequantizeLinear + float MatMul";
 }
 
 export function formatGenerationReport(r: GenerationReport): string {
@@ -29,8 +33,10 @@ export function formatGenerationReport(r: GenerationReport): string {
     `${'arm'.padEnd(38)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,
   ];
   for (const a of r.arms) {
-    lines.push(`${armLabel(a.arm, r.model.format).padEnd(38)}${a.prefillMs.toFixed(1).padStart(11)}${a.promptTokensPerS.toFixed(1).padStart(14)}` +
-      `${a.decodeTokensPerS.toFixed(1).padStart(14)}${`${(a.decodeTokensPerS / fp32.decodeTokensPerS).toFixed(2)}x`.padStart(16)}`);
+    lines.push(
+      `${armLabel(a.arm, r.model.format).padEnd(38)}${a.prefillMs.toFixed(1).padStart(11)}${a.promptTokensPerS.toFixed(1).padStart(14)}` +
+        `${a.decodeTokensPerS.toFixed(1).padStart(14)}${`${(a.decodeTokensPerS / fp32.decodeTokensPerS).toFixed(2)}x`.padStart(16)}`,
+    );
   }
   lines.push(
     '',
@@ -48,7 +54,9 @@ export function formatGenerationReport(r: GenerationReport): string {
       `  KL mean per passage, onebit / ORT QDQ (against fp32): ${q.passages.map((p) => `${p.meanKl.onebit.toFixed(4)} / ${p.meanKl.ortQdq.toFixed(4)}`).join(', ')}`,
     );
   }
-  const counters = Object.entries(r.counters).map(([k, v]) => `${k}=${v}`).join(' ');
+  const counters = Object.entries(r.counters)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   lines.push(
     '',
     `peak RSS: ${r.peakRssMiB.total.toFixed(1)} MiB (after the onebit arm: ${r.peakRssMiB.onebitPhase.toFixed(1)} MiB)`,

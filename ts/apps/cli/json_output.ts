@@ -16,15 +16,19 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 function strict(value: unknown, where: string): unknown {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new JsonOutputError(`cannot write ${where}: ${value} is not a number JSON can hold`);
+    if (!Number.isFinite(value))
+      throw new JsonOutputError(`cannot write ${where}: ${value} is not a number JSON can hold`);
     return value;
   }
   if (typeof value === 'string') return value.replace(loneSurrogate, '\uFFFD');
   if (Array.isArray(value)) return value.map((item, i) => strict(item, `${where}[${i}]`));
   if (typeof value === 'object' && value !== null) {
-    const plain = typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
+    const plain =
+      typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
     if (plain !== value) return strict(plain, where);
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [strict(key, where), strict(item, `${where}.${key}`)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [strict(key, where), strict(item, `${where}.${key}`)]),
+    );
   }
   return value;
 }

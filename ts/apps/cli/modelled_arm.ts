@@ -63,13 +63,24 @@ function median(values: number[]): number {
 function timedRuns(calls: TraceCall[], runner: ArmRunner, label: string): TraceCall[][] {
   const runs = runner.warmup + runner.repeat;
   if (calls.length === 0 || calls.length % runs !== 0)
-    throw new OnebitError('ONEBIT_INTERNAL', `${label}: ${calls.length} traced gemm_q8 calls do not split into ${runs} equal runs`);
+    throw new OnebitError(
+      'ONEBIT_INTERNAL',
+      `${label}: ${calls.length} traced gemm_q8 calls do not split into ${runs} equal runs`,
+    );
   const per = calls.length / runs;
   const sorted = [...calls].sort((a, b) => a.startUs - b.startUs);
-  return Array.from({ length: runner.repeat }, (_, i) => sorted.slice((runner.warmup + i) * per, (runner.warmup + i + 1) * per));
+  return Array.from({ length: runner.repeat }, (_, i) =>
+    sorted.slice((runner.warmup + i) * per, (runner.warmup + i + 1) * per),
+  );
 }
 
-async function tracedArm(runner: ArmRunner, len: number, options: Record<string, unknown>, label: string, dir: string): Promise<ModelledArm> {
+async function tracedArm(
+  runner: ArmRunner,
+  len: number,
+  options: Record<string, unknown>,
+  label: string,
+  dir: string,
+): Promise<ModelledArm> {
   const trace = path.join(dir, `${label.replace(/\W+/g, '-')}.json`);
   const session = await runner.create({ ...options, trace });
   await runner.run(session, runner.feeds(session, len), label);
@@ -80,7 +91,10 @@ async function tracedArm(runner: ArmRunner, len: number, options: Record<string,
   for (const run of runs) {
     const span = Math.max(...run.map((c) => c.startUs + c.durUs)) - run[0].startUs;
     const device = run.filter((c) => c.route === 'device');
-    const swap = device.reduce((s, c) => s + (c.modelledUs !== null && c.deviceUs !== null ? c.modelledUs - c.deviceUs : 0), 0);
+    const swap = device.reduce(
+      (s, c) => s + (c.modelledUs !== null && c.deviceUs !== null ? c.modelledUs - c.deviceUs : 0),
+      0,
+    );
     measured.push(span / 1000);
     modelled.push((span + swap) / 1000);
   }
@@ -124,6 +138,8 @@ export function formatModelledArms(m: ModelledArms): string[] {
       `${String(p.len).padStart(5)}  ${p.phase.padEnd(8)}${ms(p.hostMs).padStart(12)}${ms(p.policyOn.modelledMs).padStart(24)}${String(p.policyOn.deviceCallsPerRun).padStart(14)}` +
         `${ms(p.policyOff.modelledMs).padStart(25)}${String(p.policyOff.deviceCallsPerRun).padStart(14)}`,
     );
-  lines.push('policy on: the EP\'s min_device_rows (default 8) decides; off: every call on the device. host arm: device none.');
+  lines.push(
+    "policy on: the EP's min_device_rows (default 8) decides; off: every call on the device. host arm: device none.",
+  );
   return lines;
 }

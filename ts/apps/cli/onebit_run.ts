@@ -29,7 +29,13 @@ interface ArmResult {
   outputs: Record<string, Tensor>;
 }
 
-async function timeRuns(session: InferenceSession, feeds: Record<string, Tensor>, args: RunArgs, label: string, progress: Progress): Promise<ArmResult> {
+async function timeRuns(
+  session: InferenceSession,
+  feeds: Record<string, Tensor>,
+  args: RunArgs,
+  label: string,
+  progress: Progress,
+): Promise<ArmResult> {
   let outputs: Record<string, Tensor> = {};
   for (let i = 0; i < args.warmup; ++i) {
     progress.update(`${label}: warm-up ${i + 1}/${args.warmup}`);
@@ -51,7 +57,12 @@ function resolveModel(args: RunArgs, progress: Progress): RunReport['model'] {
   const name = `projection-stack-v${GENERATOR_VERSION}-l${layers}.onnx`;
   // The weights go to an external-data file: ORT maps them, so the session peaks at one copy.
   const { file } = cachedModel(name, () =>
-    projectionStack(layers, (done) => progress.update(`building the projection stack: layer ${done}/${layers}`), 1, `${name}.data`),
+    projectionStack(
+      layers,
+      (done) => progress.update(`building the projection stack: layer ${done}/${layers}`),
+      1,
+      `${name}.data`,
+    ),
   );
   progress.done();
   return { path: file, defaultModel: true, layers, groups: layers * 7 };
@@ -69,16 +80,25 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
   });
   const lens = hasFreeDimension(ours.inputMetadata) ? args.lens : [0];
   const onebitArms: ArmResult[] = [];
-  for (const len of lens) onebitArms.push(await timeRuns(ours, makeFeeds(ort.Tensor, ours.inputMetadata, len), args, `onebit len ${len}`, progress));
+  for (const len of lens)
+    onebitArms.push(
+      await timeRuns(ours, makeFeeds(ort.Tensor, ours.inputMetadata, len), args, `onebit len ${len}`, progress),
+    );
   const counters = onebit.counters(ours);
   const onebitPhase = peakRssMiB();
   await ours.release();
 
-  progress.update("creating the ORT CPU EP session");
+  progress.update('creating the ORT CPU EP session');
   const cpu = await ort.InferenceSession.create(model.path, { ...common, executionProviders: ['cpu'] });
   const lengths: LengthResult[] = [];
   for (const [i, len] of lens.entries()) {
-    const arm = await timeRuns(cpu, makeFeeds(ort.Tensor, cpu.inputMetadata, len), args, `ORT CPU len ${len}`, progress);
+    const arm = await timeRuns(
+      cpu,
+      makeFeeds(ort.Tensor, cpu.inputMetadata, len),
+      args,
+      `ORT CPU len ${len}`,
+      progress,
+    );
     const theirs = onebitArms[i];
     lengths.push({
       len,
@@ -89,13 +109,24 @@ export async function runOnebit(args: RunArgs, progress = new Progress()): Promi
     });
   }
   await cpu.release();
-  const modelled = args.costModel === undefined ? null : await modelledArms({
-    create: (options) => ort.InferenceSession.create(model.path, { ...common, executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig] }),
-    feeds: (session, len) => makeFeeds(ort.Tensor, session.inputMetadata, len),
-    run: (session, feeds, label) => timeRuns(session, feeds, args, label, progress),
-    warmup: args.warmup,
-    repeat: args.repeat,
-  }, lens, args.costModel);
+  const modelled =
+    args.costModel === undefined
+      ? null
+      : await modelledArms(
+          {
+            create: (options) =>
+              ort.InferenceSession.create(model.path, {
+                ...common,
+                executionProviders: [{ name: 'onebit', ...options } as InferenceSession.ExecutionProviderConfig],
+              }),
+            feeds: (session, len) => makeFeeds(ort.Tensor, session.inputMetadata, len),
+            run: (session, feeds, label) => timeRuns(session, feeds, args, label, progress),
+            warmup: args.warmup,
+            repeat: args.repeat,
+          },
+          lens,
+          args.costModel,
+        );
   progress.done();
 
   return {

@@ -32,7 +32,9 @@ function saturatingMatmulInteger(): Uint8Array {
 }
 
 export async function checkOrtInt8(): Promise<OrtInt8Check> {
-  const session: InferenceSession = await ort.InferenceSession.create(saturatingMatmulInteger(), { executionProviders: ['cpu'] });
+  const session: InferenceSession = await ort.InferenceSession.create(saturatingMatmulInteger(), {
+    executionProviders: ['cpu'],
+  });
   try {
     const a = new ort.Tensor('uint8', new Uint8Array(K).fill(255), [1, K]);
     const y = (await session.run({ a })).y.data as Int32Array;
@@ -48,5 +50,5 @@ export function describeOrtInt8(check: OrtInt8Check): string {
   return check.exact
     ? "ORT's uint8 x int8 kernel on this CPU: exact (VNNI), so the EP and ORT's CPU EP should agree closely"
     : `ORT's uint8 x int8 kernel on this CPU: SATURATING (AVX2 without VNNI: 16-bit pair sums; ${check.wrongOutputs} of ` +
-      `${check.outputs} outputs of a check wrong), so agreement with ORT's QDQ arm is low by ORT's error; compare each arm with fp32`;
+        `${check.outputs} outputs of a check wrong), so agreement with ORT's QDQ arm is low by ORT's error; compare each arm with fp32`;
 }

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of ep-probe, parsed into typed options; mistakes throw UsageError.
 import { type OnebitDevice, costModelsFlagText, devicesFlagText } from '../../rules.js';
-import { UsageError, costModelOption, count, counts, deviceOption, nonEmpty, readFlags, text, type FlagOptions } from './flags.js';
+import {
+  UsageError,
+  costModelOption,
+  count,
+  counts,
+  deviceOption,
+  nonEmpty,
+  readFlags,
+  text,
+  type FlagOptions,
+} from './flags.js';
 
 /** ep-probe --help (the device and cost-model values as the EP defines them). */
 export function probeUsage(): string {
@@ -61,7 +71,10 @@ const FLAGS = {
 function costModelFlag(costModel: string | boolean | undefined, old: string | boolean | undefined): string | undefined {
   if (old === undefined) return costModel === undefined ? undefined : costModelOption('--cost-model', text(costModel));
   if (costModel !== undefined) throw new UsageError('--model is the old name of --cost-model: give one of them');
-  process.emitWarning('ep-probe --model is deprecated: use --cost-model (the old name goes in the next release)', 'DeprecationWarning');
+  process.emitWarning(
+    'ep-probe --model is deprecated: use --cost-model (the old name goes in the next release)',
+    'DeprecationWarning',
+  );
   return costModelOption('--cost-model', text(old));
 }
 
@@ -76,8 +89,12 @@ export function parseProbeArgs(argv: readonly string[]): ProbeArgs {
     rows: given('rows') ? counts('--rows', text(values.rows), 1) : [1, 4, 32, 36],
     repeat: given('repeat') ? count('--repeat', text(values.repeat), 1) : 20,
     device: given('device') ? deviceOption(text(values.device)) : 'emu',
-    saveRoutes: given('save-routes') ? nonEmpty('--save-routes', text(values['save-routes']), 'a file name') : undefined,
-    designsDir: given('designs-dir') ? nonEmpty('--designs-dir', text(values['designs-dir']), 'a directory') : undefined,
+    saveRoutes: given('save-routes')
+      ? nonEmpty('--save-routes', text(values['save-routes']), 'a file name')
+      : undefined,
+    designsDir: given('designs-dir')
+      ? nonEmpty('--designs-dir', text(values['designs-dir']), 'a directory')
+      : undefined,
     seed: given('seed') ? count('--seed', text(values.seed), 1) : 1,
     costModel: costModelFlag(values['cost-model'], values.model),
     json: given('json'),

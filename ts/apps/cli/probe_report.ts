@@ -33,7 +33,11 @@ function modelledWinsFrom(rows: ProbeResult['rows']): number | null {
   return from;
 }
 
-export function toReport(result: ProbeResult, routesFile: string | null, on: 'measured' | 'modelled' = 'measured'): ProbeReport {
+export function toReport(
+  result: ProbeResult,
+  routesFile: string | null,
+  on: 'measured' | 'modelled' = 'measured',
+): ProbeReport {
   const hasDevice = result.rows.some((r) => r.device !== null);
   return {
     tool: 'ep-probe',
@@ -62,7 +66,11 @@ function bytes(n: number): string {
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -70,26 +78,59 @@ export function formatProbe(report: ProbeReport): string {
   const d = report.device;
   const emulated = report.deviceTimings === 'emulated';
   const out: string[] = [];
-  out.push(`ep-probe ${report.shape}: host gemm_q8 (${report.hostKernel}, ${report.hostThreads} thread) vs device ${d.name ?? d.selected}` +
-    (emulated ? ' -- device timings are EMULATED (emu backend on this CPU), not NPU timings' : ''));
+  out.push(
+    `ep-probe ${report.shape}: host gemm_q8 (${report.hostKernel}, ${report.hostThreads} thread) vs device ${d.name ?? d.selected}` +
+      (emulated ? ' -- device timings are EMULATED (emu backend on this CPU), not NPU timings' : ''),
+  );
   if (d.reason) out.push(`device: ${d.selected} (${d.reason})`);
   if (d.error) out.push(`device unavailable: ${d.error}; host column only`);
   if (d.designsLoaded > 0)
-    out.push(`designs: ${d.designsLoaded} loaded, ${d.designsBuilt} built, in ${d.designsDir}; weights ${bytes(d.weightBytes)} uploaded once (setup ${ms(d.setupMs)} ms)`);
+    out.push(
+      `designs: ${d.designsLoaded} loaded, ${d.designsBuilt} built, in ${d.designsDir}; weights ${bytes(d.weightBytes)} uploaded once (setup ${ms(d.setupMs)} ms)`,
+    );
   out.push(`per call, ms: median (min-max) over ${report.repeat} calls${emulated ? '; device columns emulated' : ''}`);
-  out.push('both routes run the EP\'s own per-call code: host = prepare activation + gemm_q8 + epilogue; ' +
-    'device = prepare activation + lock + int8 narrowing + A upload+sync + launches+wait + C sync + zero-point fold + epilogue');
+  out.push(
+    "both routes run the EP's own per-call code: host = prepare activation + gemm_q8 + epilogue; " +
+      'device = prepare activation + lock + int8 narrowing + A upload+sync + launches+wait + C sync + zero-point fold + epilogue',
+  );
   out.push('');
   const withDevice = report.deviceTimings !== null;
   const model = d.costModel;
   const devLabel = emulated ? 'device ms (emulated)' : 'device ms';
   const modelHeader = model !== null ? [`device ms (modelled ${model})`, 'host/modelled'] : [];
   const header = withDevice
-    ? ['rows', 'host ms', devLabel, 'host/device', ...modelHeader, 'A upload+sync', 'launches+wait', 'C sync', 'epilogue', 'launches', 'exact', 'faster']
+    ? [
+        'rows',
+        'host ms',
+        devLabel,
+        'host/device',
+        ...modelHeader,
+        'A upload+sync',
+        'launches+wait',
+        'C sync',
+        'epilogue',
+        'launches',
+        'exact',
+        'faster',
+      ]
     : ['rows', 'host ms'];
   const rows = report.rows.map((r) => {
     if (!withDevice) return [String(r.rows), spread(r.host)];
-    if (r.device === null) return [String(r.rows), spread(r.host), '-', '-', ...modelHeader.map(() => '-'), '-', '-', '-', '-', '-', '-', 'host'];
+    if (r.device === null)
+      return [
+        String(r.rows),
+        spread(r.host),
+        '-',
+        '-',
+        ...modelHeader.map(() => '-'),
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+        'host',
+      ];
     const b = r.device.breakdown;
     const m = r.device.modelled;
     const modelCells = model !== null ? [m ? ms(m.totalMs) : '-', `${(r.modelledRatio ?? 0).toFixed(2)}x`] : [];
@@ -111,12 +152,19 @@ export function formatProbe(report: ProbeReport): string {
   out.push(...table(header, rows));
   if (withDevice) {
     out.push('');
-    out.push('host/device > 1: the device path is faster per call. exact: device and host int32 accumulators identical on every call.');
-    if (emulated) out.push('Emulated timings measure the emulator, not an NPU: use them to test the mechanism, not to choose routes for hardware.');
+    out.push(
+      'host/device > 1: the device path is faster per call. exact: device and host int32 accumulators identical on every call.',
+    );
+    if (emulated)
+      out.push(
+        'Emulated timings measure the emulator, not an NPU: use them to test the mechanism, not to choose routes for hardware.',
+      );
     if (model !== null) {
       const from = report.modelledDeviceWinsFromRows;
-      out.push(`modelled ${model}: device time on that NPU from a cost model (launch, syncs, array roofline; docs/cost-model.md), not measured; ` +
-        `host times are measured on this CPU. ${from === null ? 'The modelled device wins at none of these rows.' : `The modelled device wins from ${from} rows.`}`);
+      out.push(
+        `modelled ${model}: device time on that NPU from a cost model (launch, syncs, array roofline; docs/cost-model.md), not measured; ` +
+          `host times are measured on this CPU. ${from === null ? 'The modelled device wins at none of these rows.' : `The modelled device wins from ${from} rows.`}`,
+      );
       out.push(`faster: chosen on the ${report.routesChosenOn} device time.`);
     }
   }

@@ -13,7 +13,11 @@ import { ARM_NAMES, ComparisonTally, type ArmName, type Comparison } from './com
 
 /** The cached evaluation.txt holds its passages separated by a form feed on its own line. */
 export function evaluationPassages(text: string): string[] {
-  return text.replace(/\r\n/g, '\n').split('\n\f\n').map((p) => p.trim()).filter((p) => p !== '');
+  return text
+    .replace(/\r\n/g, '\n')
+    .split('\n\f\n')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
 }
 
 export interface PassageQuality {
@@ -39,15 +43,24 @@ export async function measureQuality(
   createSession: (arm: ArmName) => Promise<InferenceSession>,
   onPassage: (index: number, tokens: number) => void,
 ): Promise<QualityReport> {
-  if (passages.length === 0) throw new OnebitRuntimeError(`${files.evaluationText} holds no evaluation passage: delete ${files.dir} and run again to rebuild it`);
+  if (passages.length === 0)
+    throw new OnebitRuntimeError(
+      `${files.evaluationText} holds no evaluation passage: delete ${files.dir} and run again to rebuild it`,
+    );
   const vocab = files.config.vocab;
-  const tallies = [new ComparisonTally('ortFp32', 'onebit'), new ComparisonTally('ortFp32', 'ortQdq'), new ComparisonTally('ortQdq', 'onebit')];
+  const tallies = [
+    new ComparisonTally('ortFp32', 'onebit'),
+    new ComparisonTally('ortFp32', 'ortQdq'),
+    new ComparisonTally('ortQdq', 'onebit'),
+  ];
   const report: QualityReport = { tokens: 0, passages: [], comparisons: [] };
   for (const [index, passage] of passages.entries()) {
     const ids = tokenizer.encode(passage);
     if (ids.length < 2)
-      throw new OnebitRuntimeError(`${files.evaluationText}: evaluation passage ${index + 1} is ${ids.length} token long, so it predicts nothing; ` +
-        `delete ${files.dir} and run again to rebuild it`);
+      throw new OnebitRuntimeError(
+        `${files.evaluationText}: evaluation passage ${index + 1} is ${ids.length} token long, so it predicts nothing; ` +
+          `delete ${files.dir} and run again to rebuild it`,
+      );
     onPassage(index, ids.length);
     const rows: Partial<Record<ArmName, Float32Array[]>> = {};
     for (const arm of ARM_NAMES) {

@@ -55,7 +55,9 @@ export function formatReport(r: RunReport): string {
       `${String(l.len).padStart(5)}  ${timing(l.onebit)}${timing(l.cpu)}${(l.speedup.toFixed(2) + 'x').padStart(7)}  ${String(a.maxAbsDiff).padStart(9)}  ${differing.padStart(14)}  ${kl}`,
     );
   }
-  const counters = Object.entries(r.counters).map(([k, v]) => `${k}=${v}`).join(' ');
+  const counters = Object.entries(r.counters)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   lines.push(
     describeOrtInt8(r.ortInt8),
     '',

@@ -36,7 +36,12 @@ function softmax(values: ArrayLike<number>, start: number, length: number): Floa
 }
 
 /** KL(softmax(reference) || softmax(candidate)) over one row of `length` logits at `start`. */
-export function klRow(reference: ArrayLike<number>, candidate: ArrayLike<number>, start: number, length: number): number {
+export function klRow(
+  reference: ArrayLike<number>,
+  candidate: ArrayLike<number>,
+  start: number,
+  length: number,
+): number {
   const p = softmax(reference, start, length);
   const q = softmax(candidate, start, length);
   let kl = 0;
@@ -67,7 +72,8 @@ export function agreement(onebit: Record<string, Tensor>, cpu: Record<string, Te
       if ((reference.type === 'int8' || reference.type === 'uint8') && diff !== 0) ++int8Differing;
     }
     if (reference.type === 'int8' || reference.type === 'uint8') int8Elements += b.length;
-    if (reference.type === 'float32' || reference.type === 'float64') kls.push(klOverLastAxis(b, a, reference.dims.at(-1) ?? b.length));
+    if (reference.type === 'float32' || reference.type === 'float64')
+      kls.push(klOverLastAxis(b, a, reference.dims.at(-1) ?? b.length));
   }
   return {
     maxAbsDiff,

@@ -47,10 +47,15 @@ export class KvDecoder {
     const { context } = this.#files.config;
     if (ids.length === 0) throw new OnebitInputError('no tokens to run');
     const total = this.#length + ids.length;
-    if (total > context) throw new OnebitInputError(`${total} tokens do not fit the model's context of ${context} tokens`);
+    if (total > context)
+      throw new OnebitInputError(`${total} tokens do not fit the model's context of ${context} tokens`);
     if (total > this.#capacity) this.#grow(Math.min(context, Math.max(total, 2 * this.#capacity)));
     const feeds: Record<string, Tensor> = {
-      input_ids: new this.#Tensor('int64', BigInt64Array.from(ids, (id) => BigInt(id)), [1, ids.length]),
+      input_ids: new this.#Tensor(
+        'int64',
+        BigInt64Array.from(ids, (id) => BigInt(id)),
+        [1, ids.length],
+      ),
       attention_mask: new this.#Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
     };
     const fetches: Record<string, Tensor | null> = { logits: null };

@@ -10,7 +10,14 @@ export function tensor(name: string, dataType: number, dims: number[], bytes: Ui
 
 /** Appends `bytes` to an external-data file's parts (each at a page-aligned offset, so ORT can map
  *  it from the file) and returns the tensor that refers to it by `location`. */
-export function externalTensor(name: string, dataType: number, dims: number[], bytes: Uint8Array, location: string, parts: Uint8Array[]): onnx.ITensorProto {
+export function externalTensor(
+  name: string,
+  dataType: number,
+  dims: number[],
+  bytes: Uint8Array,
+  location: string,
+  parts: Uint8Array[],
+): onnx.ITensorProto {
   const page = 4096;
   let offset = parts.reduce((sum, part) => sum + part.length, 0);
   const padding = (page - (offset % page)) % page;
@@ -33,8 +40,18 @@ export function scalarInt8(name: string, value: number): onnx.ITensorProto {
   return tensor(name, DataType.INT8, [], new Uint8Array(new Int8Array([value]).buffer));
 }
 
-export function node(opType: string, inputs: string[], outputs: string[], attributes: Record<string, number> = {}, name?: string): onnx.INodeProto {
-  const attribute = Object.entries(attributes).map(([attrName, i]) => ({ name: attrName, type: onnx.AttributeProto.AttributeType.INT, i }));
+export function node(
+  opType: string,
+  inputs: string[],
+  outputs: string[],
+  attributes: Record<string, number> = {},
+  name?: string,
+): onnx.INodeProto {
+  const attribute = Object.entries(attributes).map(([attrName, i]) => ({
+    name: attrName,
+    type: onnx.AttributeProto.AttributeType.INT,
+    i,
+  }));
   return { opType, input: inputs, output: outputs, attribute, name: name ?? outputs[0] };
 }
 

@@ -58,8 +58,14 @@ export interface ProjectionStack {
 /** `externalData`: a file name next to the model that holds the int8 weights. ORT maps such weights
  *  from the file, and the EP pages its copy out once packed, so a session holds one copy of the
  *  weights even while it is created; weights inside the model are read into ORT's heap instead. */
-export function projectionStack(layers: number, onLayer: (done: number) => void = () => {}, seed = 1, externalData?: string): ProjectionStack {
-  if (!Number.isSafeInteger(layers) || layers < 1) throw new RangeError(`layers must be an integer >= 1, got ${layers}`);
+export function projectionStack(
+  layers: number,
+  onLayer: (done: number) => void = () => {},
+  seed = 1,
+  externalData?: string,
+): ProjectionStack {
+  if (!Number.isSafeInteger(layers) || layers < 1)
+    throw new RangeError(`layers must be an integer >= 1, got ${layers}`);
   const next = randomStream(seed);
   const nodes: onnx.INodeProto[] = [];
   const initializer: onnx.ITensorProto[] = [scalarFloat('s_act', ACTIVATION_SCALE), scalarInt8('z_act', 0)];

