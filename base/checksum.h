@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// FNV-1a 64: the design program checksum and the NPU_DBG whole-C-sync checksum. Not
+// FNV-1a 64: the design program checksum and the ONEBIT_NPU_DBG whole-C-sync checksum. Not
 // cryptographic; it catches corruption, not tampering.
 #pragma once
 #include <cstddef>

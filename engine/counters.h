@@ -21,7 +21,7 @@ enum class Counter {
   ABytesSynced,
   CBytesSynced,
   CSyncsNarrowed,  // C syncs of only the rows read (rows × N × 4 bytes)
-  CSyncsWhole,     // C syncs of the whole buffer (NPU_NO_C_NARROW, NPU_DBG)
+  CSyncsWhole,     // C syncs of the whole buffer (ONEBIT_NPU_NO_C_NARROW, ONEBIT_NPU_DBG)
   DesignsBuilt,
   DesignsLoaded,
   DesignsFailed,  // shapes whose designs could not be had: their calls run on the host

@@ -204,7 +204,7 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
   }
   s.launch_wait_ms = ms_since(t);
 
-  // C: narrowed to the rows the host reads, unless NPU_NO_C_NARROW / NPU_DBG.
+  // C: narrowed to the rows the host reads, unless ONEBIT_NPU_NO_C_NARROW / ONEBIT_NPU_DBG.
   t = Clock::now();
   const size_t c_read = size_t(rows) * N_ * 4;
   const size_t c_bytes = options_.sync.c_sync_bytes(rows, N_, c_bo_->size());

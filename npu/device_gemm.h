@@ -3,7 +3,7 @@
 // uploaded once into one BO, and A / C BOs reused across calls. Per call:
 //   A rows -> A BO, sync to device (rows × K bytes only)
 //   launches covering the rows (block_plan.h), queued together, then waited for
-//   C synced back (rows × N × 4 bytes, or the whole BO under NPU_NO_C_NARROW / NPU_DBG)
+//   C synced back (rows × N × 4 bytes, or the whole BO under ONEBIT_NPU_NO_C_NARROW / ONEBIT_NPU_DBG)
 //   C rows -> the caller's buffer
 // computing C[m, n] = sum_k A[m, k] * W[k, n] exactly in int32 (A and W int8; the caller has
 // shifted uint8 operands and folds zero points in afterwards).
@@ -61,7 +61,7 @@ struct CallStats {
   uint64_t a_bytes_synced = 0;  // rows × K
   uint64_t c_bytes_synced = 0;  // rows × N × 4 when narrowed, else the whole C BO
   bool c_whole = false;
-  uint64_t c_checksum = 0;    // FNV-1a of the synced C bytes (NPU_DBG only)
+  uint64_t c_checksum = 0;    // FNV-1a of the synced C bytes (ONEBIT_NPU_DBG only)
   double upload_ms = 0;       // A copy + sync
   double launch_wait_ms = 0;  // launches + waits
   double c_sync_ms = 0;       // C sync + copy out

@@ -1,20 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "npu/sync_narrowing.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace onebit::npu {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+namespace {
+
+bool flag_value(const char* v) { return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0; }
+
+void warn_old_name_once(const std::string& old_name, const std::string& new_name) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(old_name).second)
+    std::fprintf(stderr, "onebit: %s is deprecated: set %s (the old name goes in the next release)\n", old_name.c_str(),
+                 new_name.c_str());
+}
+
+}  // namespace
+
+bool npu_env_flag(const char* name) {
+  const std::string new_name = std::string("ONEBIT_NPU_") + name, old_name = std::string("NPU_") + name;
+  if (const char* v = std::getenv(new_name.c_str())) return flag_value(v);
+  const char* old = std::getenv(old_name.c_str());
+  if (old == nullptr) return false;
+  warn_old_name_once(old_name, new_name);
+  return flag_value(old);
 }
 
 SyncNarrowing SyncNarrowing::from_env() {
   SyncNarrowing s;
-  s.narrow_c = !env_flag("NPU_NO_C_NARROW");
-  s.debug_checksum = env_flag("NPU_DBG");
+  s.narrow_c = !npu_env_flag("NO_C_NARROW");
+  s.debug_checksum = npu_env_flag("DBG");
   return s;
 }
 

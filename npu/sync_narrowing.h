@@ -2,9 +2,9 @@
 // C-sync narrowing: after a call, sync back only the bytes of C the host reads
 // (rows × N × 4 from the start of the C BO), not the whole BO (which also holds padding rows and
 // capacity for larger calls).
-//   NPU_NO_C_NARROW=1  whole-BO C syncs (to compare against narrowing)
-//   NPU_DBG=1          whole-BO C syncs, and checksum the synced bytes (CallStats::c_checksum,
-//                      printed to stderr per call)
+//   ONEBIT_NPU_NO_C_NARROW=1  whole-BO C syncs (to compare against narrowing)
+//   ONEBIT_NPU_DBG=1          whole-BO C syncs, and checksum the synced bytes (CallStats::c_checksum,
+//                             printed to stderr per call)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,8 @@ struct SyncNarrowing {
   bool narrow_c = true;
   bool debug_checksum = false;
 
-  // Reads NPU_NO_C_NARROW and NPU_DBG ("1" or any value other than "" / "0" turns them on).
+  // Reads ONEBIT_NPU_NO_C_NARROW and ONEBIT_NPU_DBG ("1" or any value other than "" / "0" turns
+  // them on).
   static SyncNarrowing from_env();
 
   // Bytes of C to sync back for a call of `rows` rows and N columns, given the C BO's size.
@@ -25,7 +26,8 @@ struct SyncNarrowing {
   bool whole_c() const { return !narrow_c || debug_checksum; }
 };
 
-// "1", "yes", ... = on; unset, "" or "0" = off.
-bool env_flag(const char* name);
+// The switch ONEBIT_NPU_<name>: "1", "yes", ... = on; unset, "" or "0" = off. When it is unset, the
+// old name NPU_<name> is still read for one release, with a deprecation warning on stderr (once).
+bool npu_env_flag(const char* name);
 
 }  // namespace onebit::npu

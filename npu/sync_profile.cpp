@@ -18,11 +18,11 @@ Counters g_counters[kSyncKinds];
 std::atomic<bool> g_any_emulated{false};
 std::atomic<bool> g_any_real{false};
 
-// Prints the report at exit when NPU_C_SYNC_PROF is set (a static object: its destructor runs
+// Prints the report at exit when ONEBIT_NPU_C_SYNC_PROF is set (a static object: its destructor runs
 // at exit, or when a shared library holding it is unloaded).
 struct ExitReport {
   ~ExitReport() {
-    if (env_flag("NPU_C_SYNC_PROF")) std::fprintf(stderr, "%s\n", sync_profile_report().c_str());
+    if (npu_env_flag("C_SYNC_PROF")) std::fprintf(stderr, "%s\n", sync_profile_report().c_str());
   }
 };
 ExitReport g_exit_report;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Process-wide BO sync statistics: count, bytes and time per kind of sync. DeviceGemm records
-// every sync it makes; with NPU_C_SYNC_PROF=1 the totals are printed to stderr at process exit
+// every sync it makes; with ONEBIT_NPU_C_SYNC_PROF=1 the totals are printed to stderr at process exit
 // (labelled as emulator timings when the syncs were made on the emu backend).
 #pragma once
 #include <cstdint>
@@ -22,7 +22,7 @@ void record_sync(SyncKind kind, uint64_t bytes, uint64_t nanoseconds, bool emula
 SyncTotals sync_totals(SyncKind kind);
 void reset_sync_profile();
 
-// The report NPU_C_SYNC_PROF=1 prints at exit, e.g.
+// The report ONEBIT_NPU_C_SYNC_PROF=1 prints at exit, e.g.
 //   onebit-npu sync profile (emulator timings): C from device narrowed: 1764 syncs, 14450688 bytes, 3.1 ms; ...
 std::string sync_profile_report();
 

@@ -27,7 +27,7 @@ struct DeviceRowsResult {
   uint32_t padded_rows = 0;  // rows computed past `rows` by the last block
   uint64_t a_bytes = 0;      // synced per call
   uint64_t c_bytes = 0;      // synced per call
-  bool c_whole = false;      // whole-BO C syncs (NPU_NO_C_NARROW / NPU_DBG)
+  bool c_whole = false;      // whole-BO C syncs (ONEBIT_NPU_NO_C_NARROW / ONEBIT_NPU_DBG)
   std::optional<npu::ModelledCall> modelled;  // with a cost model: the call on that hardware
 };
 

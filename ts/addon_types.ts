@@ -184,7 +184,7 @@ export interface DeviceRowsTiming extends Spread {
   /** Bytes synced per call: A to the device, C back. */
   aBytes: number;
   cBytes: number;
-  /** C synced as the whole buffer (NPU_NO_C_NARROW / NPU_DBG) rather than rows × N × 4 bytes. */
+  /** C synced as the whole buffer (ONEBIT_NPU_NO_C_NARROW / ONEBIT_NPU_DBG) rather than rows × N × 4 bytes. */
   cWhole: boolean;
   /** The same calls' modelled time with a cost model, else null. */
   modelled: ModelledTiming | null;

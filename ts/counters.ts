@@ -28,7 +28,7 @@ export interface OnebitCounters {
   cBytesSynced: number;
   /** C syncs of only the rows read (rows × N × 4 bytes). */
   cSyncsNarrowed: number;
-  /** C syncs of the whole buffer (NPU_NO_C_NARROW=1 or NPU_DBG=1). */
+  /** C syncs of the whole buffer (ONEBIT_NPU_NO_C_NARROW=1 or ONEBIT_NPU_DBG=1). */
   cSyncsWhole: number;
   /** Designs generated and written to the design cache. */
   designsBuilt: number;

@@ -106,21 +106,21 @@ TEST(CSyncNarrowing, DebugChecksumCoversTheWholeCBo) {
 
 TEST(CSyncNarrowing, EnvSwitches) {
   {
-    ScopedEnv a("NPU_NO_C_NARROW", nullptr), b("NPU_DBG", nullptr);
+    ScopedEnv a("ONEBIT_NPU_NO_C_NARROW", nullptr), b("ONEBIT_NPU_DBG", nullptr);
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_TRUE(s.narrow_c);
     EXPECT_FALSE(s.debug_checksum);
     EXPECT_EQ(s.c_sync_bytes(3, 10, 4096), 120u);
   }
   {
-    ScopedEnv a("NPU_NO_C_NARROW", "1"), b("NPU_DBG", "0");
+    ScopedEnv a("ONEBIT_NPU_NO_C_NARROW", "1"), b("ONEBIT_NPU_DBG", "0");
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_FALSE(s.narrow_c);
     EXPECT_FALSE(s.debug_checksum);
     EXPECT_EQ(s.c_sync_bytes(3, 10, 4096), 4096u);
   }
   {
-    ScopedEnv a("NPU_NO_C_NARROW", ""), b("NPU_DBG", "1");
+    ScopedEnv a("ONEBIT_NPU_NO_C_NARROW", ""), b("ONEBIT_NPU_DBG", "1");
     const SyncNarrowing s = SyncNarrowing::from_env();
     EXPECT_TRUE(s.narrow_c);
     EXPECT_TRUE(s.debug_checksum);
@@ -129,7 +129,21 @@ TEST(CSyncNarrowing, EnvSwitches) {
   }
 }
 
-// NPU_C_SYNC_PROF=1 prints the totals at process exit, labelled as emulator timings.
+TEST(CSyncNarrowing, OldSwitchNamesAreReadForOneReleaseWithOneWarning) {
+  ScopedEnv a("ONEBIT_NPU_NO_C_NARROW", nullptr), b("ONEBIT_NPU_DBG", nullptr), c("NPU_NO_C_NARROW", "1"),
+      d("NPU_DBG", nullptr);
+  testing::internal::CaptureStderr();
+  const SyncNarrowing first = SyncNarrowing::from_env(), second = SyncNarrowing::from_env();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "onebit: NPU_NO_C_NARROW is deprecated: set ONEBIT_NPU_NO_C_NARROW (the old name goes in the next "
+            "release)\n");
+  EXPECT_FALSE(first.narrow_c);
+  EXPECT_FALSE(second.narrow_c);
+  ScopedEnv set_new("ONEBIT_NPU_NO_C_NARROW", "0");  // the new name, when set, decides
+  EXPECT_TRUE(SyncNarrowing::from_env().narrow_c);
+}
+
+// ONEBIT_NPU_C_SYNC_PROF=1 prints the totals at process exit, labelled as emulator timings.
 TEST(CSyncNarrowing, ProfilePrintsAtExit) {
   int err_pipe[2];
   ASSERT_EQ(pipe(err_pipe), 0);
@@ -138,7 +152,7 @@ TEST(CSyncNarrowing, ProfilePrintsAtExit) {
   if (child == 0) {
     dup2(err_pipe[1], 2);
     close(err_pipe[0]);
-    setenv("NPU_C_SYNC_PROF", "1", 1);
+    setenv("ONEBIT_NPU_C_SYNC_PROF", "1", 1);
     reset_sync_profile();
     {
       TempDir tmp;

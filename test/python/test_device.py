@@ -37,8 +37,8 @@ def isolated(tmp_path, monkeypatch):
     """Own design cache and lock file for each test."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.delenv("ONEBIT_DEVICE", raising=False)
-    monkeypatch.delenv("NPU_NO_C_NARROW", raising=False)
-    monkeypatch.delenv("NPU_DBG", raising=False)
+    monkeypatch.delenv("ONEBIT_NPU_NO_C_NARROW", raising=False)
+    monkeypatch.delenv("ONEBIT_NPU_DBG", raising=False)
     return {"designs_dir": str(tmp_path / "designs")}
 
 
@@ -94,7 +94,7 @@ def test_min_device_rows_boundary(ep_lib, stack, isolated):
 
 def test_whole_c_syncs_give_identical_outputs(ep_lib, stack, isolated, monkeypatch):
     feeds = feeds_for([5, 36])
-    monkeypatch.setenv("NPU_NO_C_NARROW", "1")
+    monkeypatch.setenv("ONEBIT_NPU_NO_C_NARROW", "1")
     run = es.run_with_ep(stack, feeds, options={"device": "emu", "min_device_rows": 1, **isolated})
     assert run.counters["c_syncs_whole"] == 2 * GROUPS and run.counters["c_syncs_narrowed"] == 0, run.counters
     narrowed_bytes = sum(rows * N * 4 for rows in (5, 36) for _, N in SHAPES)

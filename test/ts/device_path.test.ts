@@ -40,10 +40,11 @@ async function runAll(
 
 beforeAll(() => {
   // A private device lock (the EP opens it under XDG_RUNTIME_DIR) and no debugging override.
-  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG'])
+  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'ONEBIT_NPU_NO_C_NARROW', 'ONEBIT_NPU_DBG'])
     saved[key] = process.env[key];
   process.env.XDG_RUNTIME_DIR = tmp;
-  for (const key of ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'NPU_NO_C_NARROW', 'NPU_DBG']) delete process.env[key];
+  for (const key of ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'ONEBIT_NPU_NO_C_NARROW', 'ONEBIT_NPU_DBG'])
+    delete process.env[key];
 });
 
 afterAll(() => {
