@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -109,6 +110,28 @@ Result<std::vector<uint8_t>> read_regular_file(const std::string& path, size_t m
   if (used > max_bytes) return too_large();
   bytes.resize(used);
   return bytes;
+}
+
+Status write_file_atomically(const std::string& path, const void* data, size_t size) {
+  static std::atomic<uint64_t> writes{0};
+  const std::string temp = path + ".partial." + std::to_string(::getpid()) + "." + std::to_string(++writes);
+  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644));
+  if (fd.get() < 0) return io_error(path, "cannot create " + temp, errno);
+  const auto fail = [&](const char* what, int err) {
+    ::unlink(temp.c_str());
+    return io_error(path, what, err);
+  };
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd.get(), bytes + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("cannot write", n < 0 ? errno : ENOSPC);
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("cannot sync", errno);
+  if (::close(fd.release()) != 0) return fail("cannot close", errno);
+  if (::rename(temp.c_str(), path.c_str()) != 0) return fail("cannot rename over", errno);
+  return {};
 }
 
 Result<FileIdentity> identity_of(int fd) {

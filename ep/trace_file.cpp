@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -135,25 +134,10 @@ void TraceFile::write(const Counters& counters) const {
   out << ",\"host_kernel\":" << npu::json_string(selected_kernel_name());
   out << "}}\n";
   const std::string text = std::move(out).str();
-  // Written beside the file and renamed over it: a file that two sessions or processes name (by
-  // one spelling or another) ends up holding one whole trace, never two interleaved.
-  static std::atomic<uint64_t> writes{0};
-  const std::string partial = path_ + ".partial." + std::to_string(pid) + "." + std::to_string(++writes);
-  const auto fail = [&](const std::string& what, int err) {
-    ::unlink(partial.c_str());
-    return std::runtime_error("onebit: failed writing trace file " + path_ + ": " + what + ": " + std::strerror(err) +
-                              " (errno " + std::to_string(err) + ")");
-  };
-  auto fd = npu::open_regular_file(partial, npu::FileAccess::kWriteTruncate);
-  if (!fd) throw std::runtime_error("onebit: failed writing trace file: " + fd.error().reason);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd->get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw fail("write", n < 0 ? errno : ENOSPC);
-    done += static_cast<size_t>(n);
-  }
-  if (::rename(partial.c_str(), path_.c_str()) != 0) throw fail("rename", errno);
+  // Whole or not at all (base/regular_file.h): a file that two sessions or processes name (by one
+  // spelling or another) ends up holding one whole trace, never two interleaved.
+  if (npu::Status written = npu::write_file_atomically(path_, text.data(), text.size()); !written)
+    throw std::runtime_error("onebit: failed writing trace file: " + written.error().reason);
 }
 
 }  // namespace onebit

@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/regular_file.h"
 #include "npu/emu/design_builder.h"
 #include "npu/emu/design_elf.h"
 
@@ -32,33 +32,6 @@ Status make_dirs(const std::string& dir) {
   if (fd < 0) return make_error(ErrorCode::kIo, dir + " is not a directory");
   ::close(fd);
   return {};
-}
-
-Status write_all(int fd, const std::vector<uint8_t>& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error("write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  return {};
-}
-
-// Temp file in the same directory, then rename: readers see the old file or the whole new one.
-Status write_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("create " + tmp);
-  Status s = write_all(fd, bytes);
-  if (s && ::fsync(fd) != 0) s = io_error("fsync " + tmp);
-  if (::close(fd) != 0 && s) s = io_error("close " + tmp);
-  if (s && ::rename(tmp.c_str(), path.c_str()) != 0) s = io_error("rename " + tmp + " -> " + path);
-  if (!s) ::unlink(tmp.c_str());
-  return s;
 }
 
 }  // namespace
@@ -84,7 +57,8 @@ Result<CachedDesign> DesignCache::get(const DesignKey& key) const {
     Result<Design> built = build_design(key);
     if (!built) return make_error(ErrorCode::kDesign, "cannot build " + key.to_string() + ": " + built.error().reason);
     if (Status s = make_dirs(version_dir()); !s) return make_error(ErrorCode::kDesign, "designs dir: " + s.reason());
-    if (Status s = write_atomically(path, write_design_elf(*built)); !s)
+    const std::vector<uint8_t> elf = write_design_elf(*built);
+    if (Status s = write_file_atomically(path, elf.data(), elf.size()); !s)
       return make_error(ErrorCode::kDesign, "cannot write " + path + ": " + s.reason());
     out.built = true;
   }

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -63,6 +65,38 @@ TEST(RegularFile, DevicesAndDirectoriesAreRefused) {
   expect_error(read_regular_file(tmp.path(), 100).status(), tmp.path() + ": a directory, expected a regular file");
   expect_error(open_regular_file(tmp.path(), FileAccess::kWriteTruncate).status(),
                tmp.path() + ": cannot open: Is a directory (errno 21)");
+}
+
+// What is in the directory, sorted: a failed write must leave no temporary file behind.
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(RegularFile, WritesReplaceTheFileWholeAndFailuresLeaveNothing) {
+  TempDir tmp;
+  const std::string path = tmp.file("trace.json"), text(70'000, 'y');
+  ASSERT_TRUE(write_file_atomically(path, "old contents", 12));
+  ASSERT_TRUE(write_file_atomically(path, text.data(), text.size()));
+  Result<std::vector<uint8_t>> written = read_regular_file(path, text.size());
+  ASSERT_TRUE(written) << written.error().reason;
+  EXPECT_EQ(std::string(written->begin(), written->end()), text);
+  // A FIFO in the file's place is replaced, never written into (which would block without a reader).
+  const std::string fifo = tmp.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_TRUE(write_file_atomically(fifo, "whole", 5));
+  EXPECT_EQ(read_regular_file(fifo, 5)->size(), 5u);
+  // A directory in its place, or a missing directory: an error naming the path and the step.
+  ASSERT_EQ(::mkdir(tmp.file("dir").c_str(), 0700), 0);
+  const Status into_dir = write_file_atomically(tmp.file("dir"), "x", 1);
+  ASSERT_FALSE(into_dir);
+  EXPECT_EQ(into_dir.reason(), tmp.file("dir") + ": cannot rename over: Is a directory (errno 21)");
+  const Status missing = write_file_atomically(tmp.file("no-dir/x.json"), "x", 1);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.reason().rfind(tmp.file("no-dir/x.json") + ": cannot create ", 0), 0u) << missing.reason();
+  EXPECT_EQ(listing(tmp.path()), (std::vector<std::string>{"dir", "fifo", "trace.json"}));
 }
 
 TEST(RegularFile, MissingNamesPathAndErrno) {
