@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 
 import ep_session
 import onnxruntime as ort
@@ -12,6 +13,9 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+# The model builders (models/) for the SmolLM2 and genai tests: on the path before any test module is
+# imported, so that no module's imports depend on the order of another's.
+sys.path.insert(0, str(REPO / "models"))
 
 
 def node_tests_dir() -> pathlib.Path:

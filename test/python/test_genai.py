@@ -29,7 +29,7 @@ import numpy as np
 import onnxruntime as ort
 import ort_int8
 import pytest
-import smollm2_folder  # puts models/ on sys.path
+import smollm2_folder
 import tokenizer_json  # noqa: E402
 from tokenizers import Tokenizer
 
