@@ -15,10 +15,12 @@ namespace {
 bool flag_value(const char* v) { return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0; }
 
 void warn_old_name_once(const std::string& old_name, const std::string& new_name) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (warned.insert(old_name).second)
+  // Never destroyed: the sync profile's exit report reads a switch from a static destructor, which
+  // may run after these would have been destroyed (that use after free crashed processes at exit).
+  static auto* mutex = new std::mutex;
+  static auto* warned = new std::set<std::string>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  if (warned->insert(old_name).second)
     std::fprintf(stderr, "onebit: %s is deprecated: set %s (the old name goes in the next release)\n", old_name.c_str(),
                  new_name.c_str());
 }

@@ -7,6 +7,9 @@
 
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/checksum.h"
 #include "npu/device_gemm.h"
@@ -144,15 +147,17 @@ TEST(CSyncNarrowing, OldSwitchNamesAreReadForOneReleaseWithOneWarning) {
 }
 
 // ONEBIT_NPU_C_SYNC_PROF=1 prints the totals at process exit, labelled as emulator timings.
-TEST(CSyncNarrowing, ProfilePrintsAtExit) {
+// Runs three calls in a child process with `env` set, exits it normally (static destructors: the
+// report) and returns its stderr; the child must exit with status 0.
+std::string child_stderr_at_exit(const std::vector<std::pair<const char*, const char*>>& env) {
   int err_pipe[2];
-  ASSERT_EQ(pipe(err_pipe), 0);
+  if (pipe(err_pipe) != 0) return "pipe failed";
   const pid_t child = fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) return "fork failed";
   if (child == 0) {
     dup2(err_pipe[1], 2);
     close(err_pipe[0]);
-    setenv("ONEBIT_NPU_C_SYNC_PROF", "1", 1);
+    for (const auto& [name, value] : env) setenv(name, value, 1);
     reset_sync_profile();
     {
       TempDir tmp;
@@ -172,14 +177,27 @@ TEST(CSyncNarrowing, ProfilePrintsAtExit) {
   for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
   close(err_pipe[0]);
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << ": " << err;
+  return err;
+}
+
+void expect_report(const std::string& err) {
   EXPECT_NE(err.find("onebit-npu sync profile (emulator timings):"), std::string::npos) << err;
   EXPECT_NE(err.find("C from device narrowed: 3 syncs, " + std::to_string(3 * 5 * N * 4) + " bytes"), std::string::npos)
       << err;
   EXPECT_NE(err.find("A to device: 3 syncs, " + std::to_string(3 * 5 * K) + " bytes"), std::string::npos) << err;
   EXPECT_NE(err.find("C from device whole: 0 syncs"), std::string::npos) << err;
+}
+
+TEST(CSyncNarrowing, ProfilePrintsAtExit) { expect_report(child_stderr_at_exit({{"ONEBIT_NPU_C_SYNC_PROF", "1"}})); }
+
+// The old names read at exit, from the report's static destructor: once a use after free (a crash).
+TEST(CSyncNarrowing, ProfileUnderTheOldNamesPrintsAtExitAndWarnsOnce) {
+  const std::string err = child_stderr_at_exit({{"NPU_C_SYNC_PROF", "1"}, {"NPU_NO_C_NARROW", "0"}});
+  expect_report(err);
+  EXPECT_NE(err.find("onebit: NPU_C_SYNC_PROF is deprecated: set ONEBIT_NPU_C_SYNC_PROF"), std::string::npos) << err;
+  EXPECT_NE(err.find("onebit: NPU_NO_C_NARROW is deprecated"), std::string::npos) << err;
 }
 
 }  // namespace
