@@ -68,8 +68,8 @@ Result<FileDescriptor> open_regular_file(const std::string& path, FileAccess acc
     case FileAccess::kReadWriteCreate:
       flags |= O_RDWR | O_CREAT;
       break;
-    case FileAccess::kWriteTruncate:
-      flags |= O_WRONLY | O_CREAT | O_TRUNC;
+    case FileAccess::kWriteCreate:
+      flags |= O_WRONLY | O_CREAT;
       break;
   }
   FileDescriptor fd(::open(path.c_str(), flags, 0666));

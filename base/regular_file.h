@@ -39,7 +39,8 @@ class FileDescriptor {
 enum class FileAccess {
   kRead,             // an existing file, read only
   kReadWriteCreate,  // created if missing (the device lock)
-  kWriteTruncate,    // created if missing, emptied (a trace file)
+  kWriteCreate,      // created if missing, its contents left as they are (a trace file, claimed at
+                     // session creation and replaced whole at release)
 };
 
 // Opens `path` without blocking and checks it is a regular file; kIo naming the path otherwise.

@@ -34,15 +34,16 @@ std::string numbered(const std::string& path, int n) {
   return (json ? path.substr(0, path.size() - 5) : path) + "." + std::to_string(n) + ".json";
 }
 
-// Creates (empty) the next numbered file of `path` and returns its name; the number is taken only
-// when the file is created, so a refused path stays refused for every later session (it advanced
-// and the next session silently wrote "<stem>.2.json" beside it).
+// Creates the next numbered file of `path` (an existing one, or the file a link there names, is left
+// as it is: the trace replaces the name whole at release) and returns its name; the number is taken
+// only when the file is created, so a refused path stays refused for every later session (it
+// advanced and the next session silently wrote "<stem>.2.json" beside it).
 std::string create_numbered(const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, int> created;
   std::lock_guard lock(mutex);
   const std::string name = numbered(path, created[path] + 1);
-  auto opened = npu::open_regular_file(name, npu::FileAccess::kWriteTruncate);
+  auto opened = npu::open_regular_file(name, npu::FileAccess::kWriteCreate);
   if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
   ++created[path];
   return name;

@@ -55,7 +55,7 @@ TEST(RegularFile, FifoIsRefusedWithoutBlocking) {
   expect_error(open_regular_file(fifo, FileAccess::kReadWriteCreate).status(),
                fifo + ": a FIFO, expected a regular file");
   // For writing with no reader, open itself fails (ENXIO) rather than waiting for one.
-  expect_error(open_regular_file(fifo, FileAccess::kWriteTruncate).status(),
+  expect_error(open_regular_file(fifo, FileAccess::kWriteCreate).status(),
                fifo + ": cannot open: No such device or address (errno 6)");
 }
 
@@ -63,7 +63,7 @@ TEST(RegularFile, DevicesAndDirectoriesAreRefused) {
   TempDir tmp;
   expect_error(read_regular_file("/dev/zero", 100).status(), "/dev/zero: a character device, expected a regular file");
   expect_error(read_regular_file(tmp.path(), 100).status(), tmp.path() + ": a directory, expected a regular file");
-  expect_error(open_regular_file(tmp.path(), FileAccess::kWriteTruncate).status(),
+  expect_error(open_regular_file(tmp.path(), FileAccess::kWriteCreate).status(),
                tmp.path() + ": cannot open: Is a directory (errno 21)");
 }
 

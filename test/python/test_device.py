@@ -7,6 +7,7 @@ Switches the npu runtime reads once per process (ONEBIT_NPU_FAIL) are tested in 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pathlib
@@ -316,6 +317,21 @@ def test_missing_trace_directory_fails_session_creation_with_errno(ep_lib, stack
     with pytest.raises(Exception) as info:
         es.create_ep_session(stack, {"trace": str(trace), **isolated})
     assert f"cannot create trace file: {trace}: cannot open: No such file or directory (errno 2)" in str(info.value)
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_a_trace_path_that_is_a_link_leaves_the_file_it_names_alone(ep_lib, stack, isolated, tmp_path, link):
+    """The trace path is claimed at session creation without emptying what is there (a link's
+    target was truncated to 0 bytes); at release the trace replaces the name whole."""
+    target, trace = tmp_path / "precious.txt", tmp_path / "trace.json"
+    target.write_text("user data\n" * 100)
+    (trace.symlink_to if link == "symlink" else trace.hardlink_to)(target)
+    session = es.create_ep_session(stack, {"trace": str(trace), **isolated})
+    assert target.read_text() == "user data\n" * 100
+    del session
+    gc.collect()
+    assert target.read_text() == "user data\n" * 100
+    assert not trace.is_symlink() and "traceEvents" in json.loads(trace.read_text())
 
 
 def test_a_refused_trace_path_stays_refused(ep_lib, stack, isolated, tmp_path):
