@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ort_api.h"
 
+#include "base/utf8.h"
+
 namespace onebit {
 
 namespace {
@@ -22,6 +24,14 @@ void check(OrtStatus* status) {
   std::string message = g_api->GetErrorMessage(status);
   g_api->ReleaseStatus(status);
   throw OrtError(code, message);
+}
+
+OrtStatus* error_status(OrtErrorCode code, const char* message) noexcept {
+  try {
+    return g_api->CreateStatus(code, npu::valid_utf8(message).c_str());
+  } catch (...) {  // no memory for the copy: the message as it is
+    return g_api->CreateStatus(code, message);
+  }
 }
 
 void log(const OrtLogger* logger, OrtLoggingLevel level, const std::string& message) {

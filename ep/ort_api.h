@@ -24,6 +24,10 @@ struct OrtError : std::runtime_error {
 // Throws OrtError carrying ORT's message when `status` is an error.
 void check(OrtStatus* status);
 
+// An OrtStatus whose message is valid UTF-8 (a path or a file's line may hold any bytes; hosts
+// decode the message as UTF-8, and Python raised UnicodeDecodeError instead of showing it).
+OrtStatus* error_status(OrtErrorCode code, const char* message) noexcept;
+
 // Runs body and converts any exception into an OrtStatus for ORT (nothing crosses the C ABI).
 template <typename Body>
 OrtStatus* guarded(Body&& body) noexcept {
@@ -31,13 +35,13 @@ OrtStatus* guarded(Body&& body) noexcept {
     body();
     return nullptr;
   } catch (const OrtError& e) {
-    return ort().CreateStatus(e.code, e.what());
+    return error_status(e.code, e.what());
   } catch (const InvalidCall& e) {
-    return ort().CreateStatus(ORT_INVALID_ARGUMENT, e.what());
+    return error_status(ORT_INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
-    return ort().CreateStatus(ORT_FAIL, e.what());
+    return error_status(ORT_FAIL, e.what());
   } catch (...) {
-    return ort().CreateStatus(ORT_FAIL, "onebit: unknown error");
+    return error_status(ORT_FAIL, "onebit: unknown error");
   }
 }
 

@@ -123,6 +123,17 @@ def test_malformed_routes_file_fails_session_creation(ep_lib, stack, isolated, t
     assert str(routes) in str(info.value) and "line 2" in str(info.value), str(info.value)
 
 
+def test_a_malformed_line_of_any_bytes_is_quoted_readably(ep_lib, stack, isolated, tmp_path):
+    """The error quotes the line as valid UTF-8 (a 0xff byte in it made Python's binding raise
+    UnicodeDecodeError instead of showing the EP's message)."""
+    routes = tmp_path / "routes.txt"
+    routes.write_bytes(b"64 128 1 host\n64 128 \xff banana\n")
+    with pytest.raises(Exception) as info:
+        es.create_ep_session(stack, {"device": "emu", "routes": str(routes), **isolated})
+    assert not isinstance(info.value, UnicodeDecodeError), repr(info.value)
+    assert str(routes) in str(info.value) and "line 2" in str(info.value) and "\ufffd" in str(info.value), str(info.value)
+
+
 def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
     trace = tmp_path / "trace.json"
     feeds = feeds_for([2, 36])
