@@ -131,7 +131,9 @@ def test_a_malformed_line_of_any_bytes_is_quoted_readably(ep_lib, stack, isolate
     with pytest.raises(Exception) as info:
         es.create_ep_session(stack, {"device": "emu", "routes": str(routes), **isolated})
     assert not isinstance(info.value, UnicodeDecodeError), repr(info.value)
-    assert str(routes) in str(info.value) and "line 2" in str(info.value) and "\ufffd" in str(info.value), str(info.value)
+    assert str(routes) in str(info.value) and "line 2" in str(info.value) and "\ufffd" in str(info.value), str(
+        info.value
+    )
 
 
 def test_trace_file_holds_every_call(ep_lib, stack, isolated, tmp_path):
