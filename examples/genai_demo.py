@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Chats with an LLM through onnxruntime-genai on the onebit EP: genai's own generation loop, KV
 cache and tokenizer, the EP running the quantized projections. Streams the reply, then prints
-tokens/s and the EP's counter line (`onebit: qdq runs=... groups=...`, on stderr at release).
+tokens/s and the EP's counter line (`onebit: group_runs=... groups=...`, on stderr at release).
 
 usage: python genai_demo.py MODEL_DIR [--prompt TEXT] [--max-new-tokens 64] [--cpu] [--lib PATH]
 

@@ -3,7 +3,7 @@
 
 * QLinearMatMul / MatMulInteger cases are turned into "constant weight" variants (every input
   except the activation becomes an initializer with the test-data value): the EP must claim the
-  node (trace: groups == 1, qdq runs == 1) and reproduce output_0.pb exactly.
+  node (trace: groups == 1, group_runs == 1) and reproduce output_0.pb exactly.
 * The same cases with B left a graph input ("non-constant B" variants: scales and zero points
   initializers, except MatMulInteger's zero points, which the EP reads per call) are activation x
   activation groups: with ONEBIT_ACTIVATION_MATMULS=all the EP claims them and reproduces

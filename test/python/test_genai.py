@@ -144,7 +144,7 @@ def test_genai_runs_every_projection_on_the_ep(built, genai_ep, weights):
     assert len(tokens) == NEW_TOKENS
     assert counters["groups"] == manifest["projections"]
     # One prefill, then one call per new token but the last.
-    assert counters["qdq runs"] == NEW_TOKENS * manifest["projections"]
+    assert counters["group_runs"] == NEW_TOKENS * manifest["projections"]
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)

@@ -2,7 +2,7 @@
 """A8W8 models in every claimed form, run with the onebit EP.
 
 For each model:
-  (a) the EP claims every group: trace groups == expected, qdq runs == groups x runs;
+  (a) the EP claims every group: trace groups == expected, group_runs == groups x runs;
   (b) its outputs EQUAL the exact reference (reference.py), computed on the graph the EP was
       offered: ORT's level-1 graph at the default optimisation level, the original graph at
       ORT_DISABLE_ALL (both are run);
@@ -287,7 +287,7 @@ def test_ep_claims_and_is_exact(name, ep_lib):
     run = es.run_with_ep(case.model, case.feeds)
     runs = len(case.feeds)
     assert run.groups == case.groups, f"{name}: EP compiled {run.groups} groups, expected {case.groups}"
-    assert run.group_runs == case.groups * runs, f"{name}: qdq runs {run.group_runs} != {case.groups} x {runs}"
+    assert run.group_runs == case.groups * runs, f"{name}: group_runs {run.group_runs} != {case.groups} x {runs}"
     matmuls = [
         n
         for n, op in run.ep_nodes("CPUExecutionProvider")
