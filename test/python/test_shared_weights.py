@@ -108,6 +108,7 @@ def saved(m: onnx.ModelProto, path: pathlib.Path) -> pathlib.Path:
     return path
 
 
+@pytest.mark.memory
 def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir):
     m = model()
     path = saved(m, model_dir / "stack.onnx")
