@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "npu/sync_narrowing.h"
+#include "base/npu_env_flag.h"
 
 namespace onebit::npu {
 
