@@ -38,26 +38,16 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from bench_ort import REPO, ep_library, register_once, session, summary, time_interleaved, time_runs
-from onnx import TensorProto, helper
 
 sys.path.insert(0, str(REPO / "test" / "python"))
-from dynamic_models import activation_quantized, attention_matmul, dynamic_quantized, encoder, float_matmuls  # noqa: E402
-
-
-def dql_only() -> bytes:
-    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
-    graph = helper.make_graph(
-        [node],
-        "dql",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-        [
-            helper.make_tensor_value_info(n, t, None)
-            for n, t in (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString()
+from dynamic_models import (  # noqa: E402
+    activation_quantized,
+    attention_matmul,
+    dynamic_quantize_linear,
+    dynamic_quantized,
+    encoder,
+    float_matmuls,
+)
 
 
 def quantized_twin(model: onnx.ModelProto, directory: pathlib.Path) -> bytes:
@@ -70,7 +60,7 @@ def bench_calls(args, threads: int) -> None:
     repeat = 3 if args.smoke else (args.repeat or 200)
     print("K x N        M   onebit     ort  ort_fp32     dql  (ms/call, median)   ort/onebit  fp32/onebit  dql/onebit")
     rng = np.random.default_rng(1)
-    dql = session(dql_only(), "ort", threads)
+    dql = session(dynamic_quantize_linear().SerializeToString(), "ort", threads)
     with tempfile.TemporaryDirectory() as d:
         for K, N in shapes:
             fp32 = float_matmuls(["M", K], [(K, N)], bias=True)

@@ -4,13 +4,13 @@
 #pragma once
 #include <memory>
 
+#include "base/warn_once.h"
 #include "engine/counters.h"
 #include "engine/ep_options.h"
 #include "engine/route_policy.h"
 #include "engine/session_device.h"
 #include "ort_api.h"
 #include "trace_file.h"
-#include "warn_once.h"
 
 namespace onebit {
 

@@ -16,7 +16,7 @@ struct SyncNarrowing {
   bool debug_checksum = false;
 
   // Reads ONEBIT_NPU_NO_C_NARROW and ONEBIT_NPU_DBG ("1" or any value other than "" / "0" turns
-  // them on).
+  // them on; the old names as base/npu_env_flag.h says).
   static SyncNarrowing from_env();
 
   // Bytes of C to sync back for a call of `rows` rows and N columns, given the C BO's size.
@@ -25,9 +25,5 @@ struct SyncNarrowing {
   }
   bool whole_c() const { return !narrow_c || debug_checksum; }
 };
-
-// The switch ONEBIT_NPU_<name>: "1", "yes", ... = on; unset, "" or "0" = off. When it is unset, the
-// old name NPU_<name> is still read for one release, with a deprecation warning on stderr (once).
-bool npu_env_flag(const char* name);
 
 }  // namespace onebit::npu

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "npu/sync_narrowing.h"
+#include "base/npu_env_flag.h"
 
 namespace onebit::npu {
 
@@ -18,11 +18,16 @@ Counters g_counters[kSyncKinds];
 std::atomic<bool> g_any_emulated{false};
 std::atomic<bool> g_any_real{false};
 
+bool any_sync_recorded() { return g_any_emulated.load() || g_any_real.load(); }
+
 // Prints the report at exit when ONEBIT_NPU_C_SYNC_PROF is set (a static object: its destructor runs
-// at exit, or when a shared library holding it is unloaded).
+// at exit, or when a shared library holding it is unloaded). Each shared object linking npu/ holds
+// a profile of its own (in Node: the EP library for sessions, the addon for ep-probe), so only one
+// that recorded syncs reports: a session's numbers print once, not beside an all-zero twin, and the
+// switch (with its old name's warning) is read once.
 struct ExitReport {
   ~ExitReport() {
-    if (npu_env_flag("C_SYNC_PROF")) std::fprintf(stderr, "%s\n", sync_profile_report().c_str());
+    if (any_sync_recorded() && npu_env_flag("C_SYNC_PROF")) std::fprintf(stderr, "%s\n", sync_profile_report().c_str());
   }
 };
 ExitReport g_exit_report;

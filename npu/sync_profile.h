@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Process-wide BO sync statistics: count, bytes and time per kind of sync. DeviceGemm records
 // every sync it makes; with ONEBIT_NPU_C_SYNC_PROF=1 the totals are printed to stderr at process exit
-// (labelled as emulator timings when the syncs were made on the emu backend).
+// (labelled as emulator timings when the syncs were made on the emu backend) if any sync was made.
+// The statistics live in each shared object that links npu/ (the EP library; the Node addon, whose
+// ep-probe drives devices itself): each reports the syncs it made.
 #pragma once
 #include <cstdint>
 #include <string>

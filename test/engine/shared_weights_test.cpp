@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "test_operands.h"
+
 namespace onebit {
 namespace {
 
@@ -127,26 +129,20 @@ TEST(PacksTo, ReadsBackEveryValueAndZeroPoint) {
   }
 }
 
-// A MatMulNBits weight as a model stores it; K = 40 leaves 24 padding values in the last block.
-struct NBits {
-  int64_t K = 40, N = 11, bits = 4, block_size = 32, k_blocks = 2;
-  std::vector<uint8_t> b = random_bytes(size_t(N * k_blocks * block_size * bits / 8), 6);
-  std::vector<float> scales = std::vector<float>(size_t(N * k_blocks), 0.25f);
-  std::vector<uint8_t> zero_points = random_bytes(size_t(N * 1), 7);  // two 4-bit blocks per byte
+// A MatMulNBits weight as a model stores it; K = 40 leaves 24 padding values in the last block
+// (2 blocks of 32).
+struct NBits : onebit_test::NBitsModelWeights {
   bool with_zero_points = true;
 
-  NBitsWeights view() const {
-    return {K,
-            N,
-            bits,
-            block_size,
-            b.data(),
-            int64_t(b.size()),
-            scales.data(),
-            int64_t(scales.size()),
-            with_zero_points ? zero_points.data() : nullptr,
-            with_zero_points ? int64_t(zero_points.size()) : 0};
-  }
+  NBits()
+      : NBitsModelWeights{40,
+                          11,
+                          4,
+                          32,
+                          random_bytes(size_t(11 * 2 * 32 * 4 / 8), 6),
+                          random_bytes(size_t(11 * 1), 7),  // two 4-bit blocks per byte
+                          std::vector<float>(size_t(11 * 2), 0.25f)} {}
+  NBitsWeights view() const { return NBitsModelWeights::view(with_zero_points); }
   std::shared_ptr<const PackedNBits> shared() const {
     std::string error;
     auto p = shared_pack_nbits(view(), true, error);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/gemm_w4a8_kernels.h"
+#include "test_operands.h"
 
 namespace {
 
@@ -20,43 +21,28 @@ using onebit::BlockQuantizedActivation;
 using onebit::NBitsWeights;
 using onebit::PackedNBits;
 
-// A MatMulNBits weight as ORT stores it, with random contents (padding bytes too).
-struct ModelWeights {
-  int64_t K, N, bits, block_size, k_blocks;
-  std::vector<uint8_t> b, zero_points;
-  std::vector<float> scales;
-
-  NBitsWeights view(bool with_zero_points) const {
-    return {K,
-            N,
-            bits,
-            block_size,
-            b.data(),
-            int64_t(b.size()),
-            scales.data(),
-            int64_t(scales.size()),
-            with_zero_points ? zero_points.data() : nullptr,
-            with_zero_points ? int64_t(zero_points.size()) : 0};
-  }
+// A MatMulNBits weight as ORT stores it, with random contents (padding bytes too), and its values
+// read straight from those bytes.
+struct ModelWeights : onebit_test::NBitsModelWeights {
   int32_t weight(int64_t k, int64_t n) const {
-    const uint8_t* column = b.data() + n * k_blocks * block_size * bits / 8;
+    const uint8_t* column = b.data() + n * k_blocks() * block_size * bits / 8;
     return bits == 8 ? column[k] : (k % 2 == 0 ? column[k / 2] & 0xF : column[k / 2] >> 4);
   }
   int32_t zero_point(int64_t blk, int64_t n, bool with_zero_points) const {
     if (!with_zero_points) return 1 << (bits - 1);
-    const uint8_t* column = zero_points.data() + n * ((k_blocks * bits + 7) / 8);
+    const uint8_t* column = zero_points.data() + n * ((k_blocks() * bits + 7) / 8);
     return bits == 8 ? column[blk] : (blk % 2 == 0 ? column[blk / 2] & 0xF : column[blk / 2] >> 4);
   }
 };
 
 ModelWeights random_weights(int64_t K, int64_t N, int64_t bits, int64_t block_size, std::mt19937& rng) {
-  ModelWeights w{K, N, bits, block_size, (K + block_size - 1) / block_size, {}, {}, {}};
-  w.b.resize(static_cast<size_t>(N * w.k_blocks * block_size * bits / 8));
+  ModelWeights w{{K, N, bits, block_size, {}, {}, {}}};
+  w.b.resize(static_cast<size_t>(N * w.k_blocks() * block_size * bits / 8));
   for (auto& v : w.b) v = static_cast<uint8_t>(rng());
-  w.zero_points.resize(static_cast<size_t>(N * ((w.k_blocks * bits + 7) / 8)));
+  w.zero_points.resize(static_cast<size_t>(N * ((w.k_blocks() * bits + 7) / 8)));
   for (auto& v : w.zero_points) v = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> scale(0.001f, 0.05f);
-  w.scales.resize(static_cast<size_t>(N * w.k_blocks));
+  w.scales.resize(static_cast<size_t>(N * w.k_blocks()));
   for (auto& s : w.scales) s = scale(rng);
   return w;
 }
@@ -100,11 +86,11 @@ std::vector<float> reference_gemm(const std::vector<float>& x, int64_t M, const 
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < w.N; ++n) {
       float acc = 0.0f;
-      for (int64_t b = 0; b < w.k_blocks; ++b) {
+      for (int64_t b = 0; b < w.k_blocks(); ++b) {
         int64_t dot = 0;
         for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k)
           dot += int64_t(a.q[m * w.K + k]) * (w.weight(k, n) - w.zero_point(b, n, with_zp));
-        const float s = a.scale[m * w.k_blocks + b] * w.scales[n * w.k_blocks + b];
+        const float s = a.scale[m * w.k_blocks() + b] * w.scales[n * w.k_blocks() + b];
         acc = acc + s * float(dot);
       }
       y[m * w.N + n] = bias != nullptr ? acc + bias[n] : acc;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Seeded random quantized operands, kept as raw int32 values (for the references) and encoded
-// into the bytes the kernels read (int8 two's complement or uint8).
+// into the bytes the kernels read (int8 two's complement or uint8); a MatMulNBits weight's bytes
+// and their view.
 #pragma once
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/gemm_w4a8.h"
 #include "kernels/quant_types.h"
 
 namespace onebit_test {
@@ -53,5 +55,28 @@ inline std::vector<int32_t> transpose(const std::vector<int32_t>& kn, int64_t K,
 inline double random_float_scale(std::mt19937& rng, float lo, float hi) {
   return double(std::uniform_real_distribution<float>(lo, hi)(rng));
 }
+
+// A MatMulNBits weight as a model stores it (the layout onebit::NBitsWeights describes), owning its
+// bytes; view() is what the packer and the EP read.
+struct NBitsModelWeights {
+  int64_t K = 0, N = 0, bits = 4, block_size = 32;
+  std::vector<uint8_t> b, zero_points;
+  std::vector<float> scales;
+
+  int64_t k_blocks() const { return (K + block_size - 1) / block_size; }
+  // Without zero points the weight is symmetric (2^(bits-1)), whatever zero_points holds.
+  onebit::NBitsWeights view(bool with_zero_points) const {
+    return {K,
+            N,
+            bits,
+            block_size,
+            b.data(),
+            int64_t(b.size()),
+            scales.data(),
+            int64_t(scales.size()),
+            with_zero_points ? zero_points.data() : nullptr,
+            with_zero_points ? int64_t(zero_points.size()) : 0};
+  }
+};
 
 }  // namespace onebit_test

@@ -147,9 +147,9 @@ TEST(CSyncNarrowing, OldSwitchNamesAreReadForOneReleaseWithOneWarning) {
 }
 
 // ONEBIT_NPU_C_SYNC_PROF=1 prints the totals at process exit, labelled as emulator timings.
-// Runs three calls in a child process with `env` set, exits it normally (static destructors: the
-// report) and returns its stderr; the child must exit with status 0.
-std::string child_stderr_at_exit(const std::vector<std::pair<const char*, const char*>>& env) {
+// Runs three calls (none without `with_calls`) in a child process with `env` set, exits it normally
+// (static destructors: the report) and returns its stderr; the child must exit with status 0.
+std::string child_stderr_at_exit(const std::vector<std::pair<const char*, const char*>>& env, bool with_calls = true) {
   int err_pipe[2];
   if (pipe(err_pipe) != 0) return "pipe failed";
   const pid_t child = fork();
@@ -159,7 +159,7 @@ std::string child_stderr_at_exit(const std::vector<std::pair<const char*, const 
     close(err_pipe[0]);
     for (const auto& [name, value] : env) setenv(name, value, 1);
     reset_sync_profile();
-    {
+    if (with_calls) {
       TempDir tmp;
       auto device = open_device_in(tmp);
       DesignCache cache(tmp.file("designs"));
@@ -198,6 +198,14 @@ TEST(CSyncNarrowing, ProfileUnderTheOldNamesPrintsAtExitAndWarnsOnce) {
   expect_report(err);
   EXPECT_NE(err.find("onebit: NPU_C_SYNC_PROF is deprecated: set ONEBIT_NPU_C_SYNC_PROF"), std::string::npos) << err;
   EXPECT_NE(err.find("onebit: NPU_NO_C_NARROW is deprecated"), std::string::npos) << err;
+}
+
+// A profile that recorded no sync prints nothing and does not read the switch: in Node the addon
+// holds such a twin of the EP library's profile, which once printed an all-zero report and a
+// second deprecation warning.
+TEST(CSyncNarrowing, ProfileWithoutSyncsStaysSilent) {
+  EXPECT_EQ(child_stderr_at_exit({{"ONEBIT_NPU_C_SYNC_PROF", "1"}}, false), "");
+  EXPECT_EQ(child_stderr_at_exit({{"NPU_C_SYNC_PROF", "1"}}, false), "");
 }
 
 }  // namespace

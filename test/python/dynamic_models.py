@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Float models for onnxruntime.quantization, used by test_dynamic_quant.py, test_activation_matmul.py
-and bench/bench_dynamic.py: MatMuls sharing one input, a small transformer encoder (BERT layout:
+and bench/bench_dynamic.py: DynamicQuantizeLinear alone, MatMuls sharing one input, a small transformer encoder (BERT layout:
 attention with Q/K/V/output projections, LayerNorm, a GELU feed-forward, mean pooling), and
 attention's activation x activation MatMul with the three quantized forms ORT's quantizers give it."""
 
@@ -18,6 +18,21 @@ def finish(graph) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8  # onnxruntime 1.30 reads IR <= 13
     return model
+
+
+def dynamic_quantize_linear() -> onnx.ModelProto:
+    """x (float, any shape) -> DynamicQuantizeLinear -> q (uint8), s, z: the operator alone."""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
+    graph = helper.make_graph(
+        [node],
+        "dql",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [
+            helper.make_tensor_value_info(n, t, None)
+            for n, t in (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))
+        ],
+    )
+    return finish(graph)
 
 
 def float_matmuls(x_shape, weights, bias=None, seed=0) -> onnx.ModelProto:

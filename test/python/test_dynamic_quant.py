@@ -53,18 +53,7 @@ def reference_dql(x: np.ndarray):
     (which the reference cannot reduce) has no elements to quantize: scale and zero point unused."""
     if x.size == 0:
         return np.zeros(x.shape, np.uint8), np.float32(1.0), np.uint8(0)
-    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])
-    graph = helper.make_graph(
-        [node],
-        "dql",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-        [
-            helper.make_tensor_value_info(n, t, None)
-            for n, t in (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    return ReferenceEvaluator(model).run(None, {"x": x})
+    return ReferenceEvaluator(dynamic_models.dynamic_quantize_linear()).run(None, {"x": x})
 
 
 def dynamic_groups(qmodel: onnx.ModelProto) -> dict:

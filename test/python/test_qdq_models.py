@@ -578,6 +578,61 @@ def test_matmul_add_fusion_disabled(name, ep_lib):
     _assert_outputs_exact(run.outputs, _reference(l1, case.feeds), f"{name} without MatMulAddFusion")
 
 
+def _requantize_with_ort(acc, group, bias):
+    """ORT's own DequantizeLinear(acc, float32(x_scale·w_scale)) -> Add(bias) -> QuantizeLinear(y_scale, y_zp)
+    over exact int32 accumulators, every node alone in float32 (no EP, optimisations off)."""
+    n = acc.shape[1]
+    scale = (np.float64(group.x_scale.reshape(())) * group.w_scale.astype(np.float64)).astype(np.float32)
+    inits = [
+        qm.init("s", scale),
+        qm.init("z", np.zeros(n, np.int32)),
+        qm.init("b", bias.astype(np.float32).reshape(-1)),
+        qm.init("sy", group.y_scale.astype(np.float32).reshape(())),
+        qm.init("zy", group.y_zp.reshape(())),
+    ]
+    nodes = [
+        onnx.helper.make_node("DequantizeLinear", ["acc", "s", "z"], ["v0"], axis=1),
+        onnx.helper.make_node("Add", ["v0", "b"], ["v"]),
+        onnx.helper.make_node("QuantizeLinear", ["v", "sy", "zy"], ["y"]),
+    ]
+    x = onnx.helper.make_tensor_value_info("acc", onnx.TensorProto.INT32, list(acc.shape))
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT8, list(acc.shape))
+    model = qm.make_model(nodes, [x], [y], inits)
+    return es.run_cpu(model, {"acc": acc}, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL)[0]
+
+
+def test_default_level_rounds_a_float_bias_to_int32(ep_lib):
+    """At ORT's default optimisation level the EP is offered the level-1 graph, where
+    WeightBiasQuantization has replaced the float bias by DequantizeLinear(int32 bias,
+    x_scale·w_scale): the bias moves by up to half a step of x_scale·w_scale[n], so an output within
+    that distance of a rounding boundary lands 1 LSB from the float-bias result
+    (docs/failure-behaviour.md). Pinned on y[4, 1539], whose v / y_scale is -50.5000167 with the
+    float bias and -50.4999660 with the rounded one (y zero point -3): -54 and -53. ORT's own
+    QuantizeLinear, fed the same exact accumulators, gives the same two values, so the EP's
+    requantization (double, division) and the reference agree with ORT's operator; only the bias differs."""
+    model = qm.build_qdq_stack(dims=(1024, 2048), seed=7, float_output=False)
+    level1 = es.level1_model(model)
+    assert _ops(level1) == ["DequantizeLinear"] * 3 + ["Gemm", "QuantizeLinear"], _ops(level1)
+    feeds = {"x_q": qm.random_activation(S8, (5, 1024), seed=3)}
+    float_bias = reference.reference_run(model, feeds)[0]
+    int32_bias = reference.reference_run(level1, feeds)[0]
+    default = es.run_with_ep(model, feeds).outputs[0][0]
+    unoptimised = es.run_with_ep(model, feeds, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL).outputs[0][0]
+    no_bias_rounding = es.run_with_ep(model, feeds, disabled_optimizers=["WeightBiasQuantization"]).outputs[0][0]
+    es.assert_exact(default, int32_bias, "default level vs the level-1 graph's reference")
+    es.assert_exact(unoptimised, float_bias, "ORT_DISABLE_ALL vs the float-bias reference")
+    es.assert_exact(no_bias_rounding, float_bias, "WeightBiasQuantization disabled vs the float-bias reference")
+    off = np.argwhere(default.astype(np.int32) != float_bias)
+    assert off.tolist() == [[4, 1539]], off
+    assert (default[4, 1539], float_bias[4, 1539]) == (-53, -54)
+
+    (group,) = reference.find_groups(model)
+    (group1,) = reference.find_groups(level1)
+    acc = reference.exact_acc(feeds["x_q"], group.x_zp, group.w, group.w_zp).astype(np.int32)
+    np.testing.assert_array_equal(_requantize_with_ort(acc, group, group.bias), float_bias)
+    np.testing.assert_array_equal(_requantize_with_ort(acc, group, group1.bias), int32_bias)
+
+
 def test_thread_count_does_not_change_results(ep_lib):
     case = BY_NAME["k256_n96_u8"]
     feeds = case.feeds[-1]  # 100 rows

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The EP's device path from Node, on the emulated array: a one-layer projection stack (7 QDQ
 // groups) with device 'emu' gives exactly the host run's outputs, its counters add up, a routes
-// file keeps the shapes it says on the host, and ep-trace summarises the trace file it wrote.
+// file keeps the shapes it says on the host, ep-trace summarises the trace file it wrote, and the
+// sync profile prints once at exit.
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,11 +41,11 @@ async function runAll(
 
 beforeAll(() => {
   // A private device lock (the EP opens it under XDG_RUNTIME_DIR) and no debugging override.
-  for (const key of ['XDG_RUNTIME_DIR', 'ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'ONEBIT_NPU_NO_C_NARROW', 'ONEBIT_NPU_DBG'])
-    saved[key] = process.env[key];
+  const overrides = ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'ONEBIT_NPU_NO_C_NARROW', 'ONEBIT_NPU_DBG'];
+  const profile = ['ONEBIT_NPU_C_SYNC_PROF', 'NPU_C_SYNC_PROF', 'NPU_NO_C_NARROW', 'NPU_DBG'];
+  for (const key of ['XDG_RUNTIME_DIR', ...overrides, ...profile]) saved[key] = process.env[key];
   process.env.XDG_RUNTIME_DIR = tmp;
-  for (const key of ['ONEBIT_DEVICE', 'ONEBIT_EP_TRACE', 'ONEBIT_NPU_NO_C_NARROW', 'ONEBIT_NPU_DBG'])
-    delete process.env[key];
+  for (const key of [...overrides, ...profile]) delete process.env[key];
 });
 
 afterAll(() => {
@@ -189,6 +190,46 @@ describe('device path (emu) through the Node API', () => {
       deviceCalls: groups * 3 - 5,
       deviceFallbacks: 0,
     });
+  });
+
+  it("ONEBIT_NPU_C_SYNC_PROF prints one report at exit, the one with the session's syncs", () => {
+    // The addon links npu/ too (ep-probe drives the device itself) and so holds a profile of its
+    // own, empty in a process that only runs sessions: that one must stay silent, and the old
+    // name's deprecation warning must be printed once, not once per shared object.
+    const model = path.join(tmp, 'sync_prof_group.onnx');
+    writeFileSync(model, qdqGroup(64, 48).bytes);
+    const child = `
+      const ort = require('onnxruntime-node');
+      require(${JSON.stringify(path.join(repoRoot, 'dist', 'index.js'))});
+      (async () => {
+        const session = await ort.InferenceSession.create(${JSON.stringify(model)}, {
+          executionProviders: [{ name: 'onebit', device: 'emu', minDeviceRows: 1, designsDir: ${JSON.stringify(designsDir)} }],
+          intraOpNumThreads: 1,
+        });
+        for (let i = 0; i < 3; ++i) await session.run({ x_q: new ort.Tensor('int8', new Int8Array(4 * 64).fill(1), [4, 64]) });
+        await session.release();
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const reports = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('onebit-npu sync profile'));
+    for (const name of ['ONEBIT_NPU_C_SYNC_PROF', 'NPU_C_SYNC_PROF']) {
+      const ran = runNode(['-e', child], repoRoot, { [name]: '1' });
+      expect(ran.status, ran.stderr).toBe(0);
+      const lines = reports(ran.stderr);
+      expect(lines, ran.stderr).toHaveLength(1);
+      // 3 calls of 4 rows: A 4 x 64 bytes and C 4 x 48 int32 each, narrowed; the weights once.
+      expect(lines[0]).toContain('(emulator timings)');
+      expect(lines[0]).toContain(`A to device: 3 syncs, ${3 * 4 * 64} bytes`);
+      expect(lines[0]).toContain('W to device: 1 syncs, ');
+      expect(lines[0]).toContain(`C from device narrowed: 3 syncs, ${3 * 4 * 48 * 4} bytes`);
+      expect(lines[0]).toContain('C from device whole: 0 syncs, 0 bytes');
+      const warnings = ran.stderr.split('\n').filter((l) => l.includes('is deprecated'));
+      expect(warnings, ran.stderr).toEqual(
+        name === 'NPU_C_SYNC_PROF'
+          ? [
+              'onebit: NPU_C_SYNC_PROF is deprecated: set ONEBIT_NPU_C_SYNC_PROF (the old name goes in the next release)',
+            ]
+          : [],
+      );
+    }
   });
 
   it("ep-probe runs the EP's own code path: its device calls count exactly what a session counts", async () => {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Warnings that would repeat on every call (a device failing the same way each time, e.g. a
-// missing lock directory) are logged the first time only; the counters still count every call.
+// Warnings that would repeat (a device failing the same way on every call, e.g. a missing lock
+// directory; a deprecated switch read again) are printed the first time only; whoever counts
+// still counts every occurrence.
 #pragma once
 #include <mutex>
 #include <set>
