@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <new>
 #include <set>
+#include <stdexcept>
 
 #include "counters_export.h"
 #include "fused_kernel.h"
@@ -194,10 +195,18 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   session.device = SessionDevice::open(session.options);
   if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
   session.policy.min_device_rows = session.options.min_device_rows;
-  if (!session.options.routes.empty()) session.policy.routes = RoutesTable::load(session.options.routes);
-  if (!session.options.trace_file.empty()) {
-    const std::string modelled = session.options.cost_model ? session.options.cost_model->generation : "";
-    session.trace_file = std::make_unique<TraceFile>(session.options.trace_file, modelled);
+  // A routes file or trace path the EP refuses is the option's error, named as such.
+  const EpOptions& o = session.options;
+  try {
+    if (!o.routes.empty()) session.policy.routes = RoutesTable::load(o.routes);
+  } catch (const std::invalid_argument& e) {
+    throw option_error("routes", o.routes, e.what());
+  }
+  try {
+    if (!o.trace_file.empty())
+      session.trace_file = std::make_unique<TraceFile>(o.trace_file, o.cost_model ? o.cost_model->generation : "");
+  } catch (const std::invalid_argument& e) {
+    throw option_error(o.trace_file_from, o.trace_file, e.what());
   }
   publish_session_counters(session.options.session_id, &session.counters);
 }
