@@ -397,6 +397,27 @@ def test_one_trace_file_spelt_four_ways_is_numbered_as_one(ep_lib, stack, isolat
         assert len(json.loads((tmp_path / name).read_text())["traceEvents"]) == calls * GROUPS, name
 
 
+def test_a_session_naming_a_numbered_trace_does_not_take_it_from_another(ep_lib, stack, isolated, tmp_path):
+    """Sessions A and B given t.json write t.json and t.2.json; a session C given t.2.json while B
+    lives writes t.2.2.json, and a session D given t.json after it t.3.json: each file one whole
+    trace of its own session's calls. C used to write t.2.json over B's trace."""
+    trace, taken = tmp_path / "t.json", tmp_path / "t.2.json"
+    sessions = [
+        es.create_ep_session(stack, {"trace": str(name), "device": "none", **isolated})
+        for name in (trace, trace, taken, trace)
+    ]
+    for calls, sess in enumerate(sessions, start=1):
+        for _ in range(calls):
+            sess.run(None, feeds_for([3])[0])
+    del sess
+    del sessions
+    gc.collect()
+    names = ["t.json", "t.2.json", "t.2.2.json", "t.3.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    for calls, name in enumerate(names, start=1):
+        assert len(json.loads((tmp_path / name).read_text())["traceEvents"]) == calls * GROUPS, name
+
+
 def test_relative_trace_path_resolves_at_session_creation(ep_lib, stack, isolated, tmp_path, monkeypatch):
     (tmp_path / "created").mkdir()
     (tmp_path / "released").mkdir()
