@@ -172,10 +172,14 @@ describe('the routes lookup (engine/routes_table.cpp)', () => {
     expect(pkg.routeFor(entries, K, N, M)).toBe(route);
   });
 
-  it('takes the later of two entries for one rows value, as the EP reading the file does', () => {
-    // The TS copy kept the first; the EP's table the last.
-    const text = '64 48 8 host\n64 48 8 device\n';
-    expect(pkg.routeFor(pkg.parseRoutes(text).entries, 64, 48, 8)).toBe('device');
+  it('refuses a file giving one rows value two routes, naming both lines; of two entries takes the later', () => {
+    // The TS copy kept the first, the EP's table the last: now neither guesses.
+    expect(() => pkg.parseRoutes('64 48 8 host\n# again\n64 48 8 device\n')).toThrow(
+      "onebit: routes file 'routes file' lines 1 and 3 contradict each other: K=64 N=48 rows=8 is host on line 1 and device on line 3",
+    );
+    expect(pkg.parseRoutes('64 48 8 device\n64 48 8 device\n').entries).toEqual([
+      { K: 64, N: 48, rows: 8, route: 'device' },
+    ]);
     expect(
       pkg.routeFor(
         [
