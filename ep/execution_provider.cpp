@@ -133,9 +133,15 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       GroupDevice device;
       if (session.device && source.batches() == 1 && !source.is_nbits()) {
         device = prepare_group_device(*session.device, source.weight(), session.counters);
-        if (!device.failure.empty())
-          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
-              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure);
+        // One cause (a designs_dir that cannot be used) fails every group alike: the session's
+        // first such group is a warning, the others go to the verbose log (all are counted).
+        if (!device.failure.empty()) {
+          const bool first = !session.warned_no_designs.exchange(true);
+          log(session.logger, first ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure +
+                  (first ? " (other groups of this session without designs: verbose log, counter designs_failed)"
+                         : ""));
+        }
       }
       GroupPlan plan = pack_group(std::move(source), session.options.share_weights);
       plan.device = std::move(device);

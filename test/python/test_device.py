@@ -172,6 +172,20 @@ def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
+def test_unusable_designs_dir_warns_once_per_session(ep_lib, stack, isolated, tmp_path):
+    """A designs_dir that is a file fails every group's designs alike: each group is counted, the
+    session warns once (it warned once per group)."""
+    not_a_dir = tmp_path / "designs-file"
+    not_a_dir.write_text("not a folder")
+    feeds = feeds_for([9])
+    options = {**isolated, "device": "emu", "min_device_rows": 1, "designs_dir": str(not_a_dir)}
+    run = es.run_with_ep(stack, feeds, options=options)
+    assert run.counters["designs_failed"] == GROUPS and run.counters["device_calls"] == 0, run.counters
+    assert run.stderr.count("no device designs, its calls run on the host") == 1, run.stderr
+    assert "other groups of this session without designs: verbose log, counter designs_failed" in run.stderr
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
 def test_device_busy_when_another_process_holds_the_array(ep_lib, stack, isolated, tmp_path):
     lock = tmp_path / "onebit-npu.lock"
     holder = subprocess.Popen(
