@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The addon's entry: load(ortPath, epPath), createSession(model, config), processCounters(), probe(options),
 // constants, parseRoutes(text, file), routeFor(entries, K, N, M), isTracePath(value), isCostModel(value),
-// allocateTensor(type, dims).
+// costModelProblem(value), allocateTensor(type, dims).
 #include <napi.h>
 
 #include "constants.h"
@@ -66,6 +66,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("routeFor", Napi::Function::New(env, route_for));
   exports.Set("isTracePath", Napi::Function::New(env, is_trace_path));
   exports.Set("isCostModel", Napi::Function::New(env, is_cost_model));
+  exports.Set("costModelProblem", Napi::Function::New(env, cost_model_problem));
   exports.Set("allocateTensor", Napi::Function::New(env, allocate));
   return exports;
 }

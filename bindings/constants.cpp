@@ -87,6 +87,14 @@ Napi::Value is_cost_model(const Napi::CallbackInfo& info) {
                             info[0].IsString() && npu::is_cost_model_reference(info[0].As<Napi::String>().Utf8Value()));
 }
 
+Napi::Value cost_model_problem(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "costModelProblem: the cost model must be a string");
+  const npu::Result<npu::CostModel> model = npu::load_cost_model(info[0].As<Napi::String>().Utf8Value());
+  if (model) return env.Null();
+  return Napi::String::New(env, model.error().reason);
+}
+
 Napi::Value route_for(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsArray())

@@ -19,6 +19,9 @@ Napi::Value parse_routes(const Napi::CallbackInfo& info);
 Napi::Value is_trace_path(const Napi::CallbackInfo& info);
 // isCostModel(value) -> boolean: a built-in generation's name or a cost file (*.json).
 Napi::Value is_cost_model(const Napi::CallbackInfo& info);
+// costModelProblem(value) -> string | null: why the EP cannot use that cost model (npu::load_cost_model's
+// reason: an unknown generation, an unreadable or malformed cost file), or null when it can.
+Napi::Value cost_model_problem(const Napi::CallbackInfo& info);
 // routeFor(entries, K, N, M) -> 'host' | 'device' | null: the EP's RoutesTable lookup over entries.
 Napi::Value route_for(const Napi::CallbackInfo& info);
 

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "addon_data.h"
+#include "ep_error.h"
 #include "js_error.h"
 #include "promise_worker.h"
 #include "run_threads.h"
@@ -117,7 +118,11 @@ class CreateSessionWorker : public PromiseWorker {
     OrtStatus* status = bytes_ ? rt.api->CreateSessionFromArray(rt.env, bytes_, length_, options, &native->session)
                                : rt.api->CreateSession(rt.env, path_.c_str(), options, &native->session);
     rt.api->ReleaseSessionOptions(options);
-    check(status);
+    if (status != nullptr) {
+      const std::string message = rt.api->GetErrorMessage(status);
+      rt.api->ReleaseStatus(status);
+      throw ep_error(message);
+    }
     native->inputs = read_metadata(native->session, true);
     native->outputs = read_metadata(native->session, false);
     for (ValueMetadata& output : native->outputs)

@@ -11,6 +11,7 @@ namespace onebit::node {
 // A failure with a stable code, e.g. "ONEBIT_EP_LIBRARY" or "ONEBIT_ORT".
 struct CodedError : std::runtime_error {
   std::string code;
+  std::string option;  // ONEBIT_OPTION: the provider option's key (snake_case), when known
   CodedError(std::string c, const std::string& message) : std::runtime_error(message), code(std::move(c)) {}
 };
 
@@ -20,6 +21,10 @@ inline Napi::Error to_js_error(Napi::Env env, const std::string& code, const std
   return error;
 }
 
-inline Napi::Error to_js_error(Napi::Env env, const CodedError& e) { return to_js_error(env, e.code, e.what()); }
+inline Napi::Error to_js_error(Napi::Env env, const CodedError& e) {
+  Napi::Error error = to_js_error(env, e.code, e.what());
+  if (!e.option.empty()) error.Set("option", Napi::String::New(env, e.option));
+  return error;
+}
 
 }  // namespace onebit::node

@@ -28,6 +28,7 @@ class PromiseWorker : public Napi::AsyncWorker {
       work();
     } catch (const CodedError& e) {
       code_ = e.code;
+      option_ = e.option;
       SetError(e.what());
     } catch (const std::exception& e) {
       code_ = "ONEBIT_INTERNAL";
@@ -40,7 +41,9 @@ class PromiseWorker : public Napi::AsyncWorker {
   }
 
   void OnError(const Napi::Error& error) override {
-    settle([&](Napi::Env env) { deferred_.Reject(to_js_error(env, code_, error.Message()).Value()); });
+    CodedError failure(code_, error.Message());
+    failure.option = option_;
+    settle([&](Napi::Env env) { deferred_.Reject(to_js_error(env, failure).Value()); });
   }
 
   // Resolves or rejects; a failure to reject too means the environment is going away (a worker
@@ -62,6 +65,7 @@ class PromiseWorker : public Napi::AsyncWorker {
 
   Napi::Promise::Deferred deferred_;
   std::string code_;
+  std::string option_;
 };
 
 // Builds a worker with make() (which reads the JS arguments), queues it and returns its promise;

@@ -14,7 +14,7 @@ ActivationMatmuls activation_matmuls_from_env() {
   const std::string value = env == nullptr ? "" : env;
   if (value.empty() || value == "measured") return ActivationMatmuls::Measured;
   if (value == "all") return ActivationMatmuls::All;
-  throw std::invalid_argument("ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
+  throw std::invalid_argument("onebit: ONEBIT_ACTIVATION_MATMULS=" + value + " is invalid: use 'measured' or 'all'");
 }
 
 bool ort_saturates(QType b, bool cpu_has_vnni) { return b == QType::Int8 && !cpu_has_vnni; }

@@ -19,7 +19,7 @@ std::string valid_keys() {
 }
 
 std::invalid_argument bad_value(const std::string& key, const std::string& value, const std::string& valid) {
-  return std::invalid_argument("onebit: option " + key + "='" + value + "' is invalid; expected " + valid);
+  return option_error(key, value, "expected " + valid);
 }
 
 int64_t parse_int(const std::string& key, const std::string& value, int64_t min,
@@ -47,6 +47,7 @@ void parse_trace(const std::string& key, const std::string& value, EpOptions& op
   if (!is_trace_path(value))
     throw bad_value(key, value, std::string("0, 1, or a trace file path (") + kTracePathRule + ")");
   options.trace_file = value;
+  options.trace_file_from = key;
 }
 
 // ONEBIT_SHARE_WEIGHTS: unset, empty or "1" shares packed weights between sessions, "0" does not.
@@ -55,10 +56,16 @@ bool share_weights_from_env() {
   const std::string value = env == nullptr ? "" : env;
   if (value.empty() || value == "1") return true;
   if (value == "0") return false;
-  throw std::invalid_argument("ONEBIT_SHARE_WEIGHTS=" + value + " is invalid: use 0 or 1");
+  throw std::invalid_argument("onebit: ONEBIT_SHARE_WEIGHTS=" + value + " is invalid: use 0 or 1");
 }
 
 }  // namespace
+
+std::invalid_argument option_error(const std::string& key, const std::string& value, std::string reason) {
+  constexpr std::string_view kOurs = "onebit: ";
+  if (reason.starts_with(kOurs)) reason.erase(0, kOurs.size());
+  return std::invalid_argument(kOptionErrorPrefix + key + "='" + value + "' is invalid; " + reason);
+}
 
 bool is_trace_path(std::string_view value) {
   return value.starts_with("/") || value.starts_with("./") || value.starts_with("../") ||

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,14 @@ constexpr int64_t kDeviceMinRows = 8;
 constexpr std::array<const char*, 10> kOptionKeys = {"device",      "min_device_rows",      "designs_dir", "routes",
                                                      "device_lock", "device_timeout_ms",    "trace",       "session_id",
                                                      "cost_model",  "matmul_nbits_accuracy"};
+
+// A value of one option that the EP cannot use starts its message with these words and the key:
+// "onebit: option <key>='<value>' is invalid; <reason>". The Node addon finds them inside ORT's
+// wrapper text to throw OnebitOptionError naming the option (bindings/ep_error.cpp).
+constexpr const char* kOptionErrorPrefix = "onebit: option ";
+// That error; a leading "onebit: " of `reason` (a message of the reader that refused the value)
+// is dropped.
+std::invalid_argument option_error(const std::string& key, const std::string& value, std::string reason);
 
 // Values of matmul_nbits_accuracy: "level4" (default) claims the MatMulNBits nodes whose
 // accuracy_level is 4, the level that lets a runtime quantize their activations to int8; "any"
@@ -50,6 +59,8 @@ struct EpOptions {
   bool trace = false;
   // Also write per-call events there (Chrome trace-event JSON); empty = none.
   std::string trace_file;
+  // What named trace_file, for its errors: the option "trace" or ONEBIT_EP_TRACE.
+  std::string trace_file_from = "trace";
   // Names the session for hosts that read its counters (OnebitEp_GetCounters); empty = unnamed.
   std::string session_id;
   // "xdna1", "xdna2" or a cost file (*.json): device calls also report their modelled time on

@@ -3,6 +3,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "base/regular_file.h"
 
@@ -19,6 +20,7 @@ RoutesTable RoutesTable::load(const std::string& path) {
 RoutesTable RoutesTable::parse(const std::string& text, const std::string& path) {
   std::istringstream in(text);
   RoutesTable table;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> line_of;  // the line that set each entry
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string entry = line.substr(0, line.find('#'));
@@ -31,7 +33,18 @@ RoutesTable RoutesTable::parse(const std::string& text, const std::string& path)
     if (!ok)
       throw std::invalid_argument("onebit: routes file '" + path + "' line " + std::to_string(number) +
                                   ": expected 'K N rows host|device' with K, N, rows >= 1, got '" + line + "'");
-    table.set(K, N, rows, route == "device" ? Route::Device : Route::Host);
+    // One (shape, rows) with two routes has no answer: which line wins would be an accident.
+    const Route chosen = route == "device" ? Route::Device : Route::Host;
+    const auto [earlier, first] = line_of.try_emplace({K, N, rows}, number);
+    if (!first && table.routes_[{K, N}][rows] != chosen) {
+      const std::string a = std::to_string(earlier->second), b = std::to_string(number);
+      throw std::invalid_argument("onebit: routes file '" + path + "' lines " + a + " and " + b +
+                                  " contradict each other: K=" + std::to_string(K) + " N=" + std::to_string(N) +
+                                  " rows=" + std::to_string(rows) + " is " +
+                                  (chosen == Route::Device ? "host" : "device") + " on line " + a + " and " + route +
+                                  " on line " + b);
+    }
+    table.set(K, N, rows, chosen);
   }
   return table;
 }

@@ -16,7 +16,8 @@ enum class Route { Host, Device };
 
 class RoutesTable {
  public:
-  // Throws std::invalid_argument naming the file and line of anything malformed.
+  // Throws std::invalid_argument naming the file and line of anything malformed, and both lines
+  // of one shape and rows given two routes (the same route twice is one entry).
   static RoutesTable load(const std::string& path);
   // The same for a file's text; `file` names it in messages.
   static RoutesTable parse(const std::string& text, const std::string& file);

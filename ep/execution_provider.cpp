@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <new>
 #include <set>
+#include <stdexcept>
 
 #include "counters_export.h"
 #include "fused_kernel.h"
@@ -132,9 +133,15 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
       GroupDevice device;
       if (session.device && source.batches() == 1 && !source.is_nbits()) {
         device = prepare_group_device(*session.device, source.weight(), session.counters);
-        if (!device.failure.empty())
-          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
-              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure);
+        // One cause (a designs_dir that cannot be used) fails every group alike: the session's
+        // first such group is a warning, the others go to the verbose log (all are counted).
+        if (!device.failure.empty()) {
+          const bool first = !session.warned_no_designs.exchange(true);
+          log(session.logger, first ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure +
+                  (first ? " (other groups of this session without designs: verbose log, counter designs_failed)"
+                         : ""));
+        }
       }
       GroupPlan plan = pack_group(std::move(source), session.options.share_weights);
       plan.device = std::move(device);
@@ -194,10 +201,18 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   session.device = SessionDevice::open(session.options);
   if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
   session.policy.min_device_rows = session.options.min_device_rows;
-  if (!session.options.routes.empty()) session.policy.routes = RoutesTable::load(session.options.routes);
-  if (!session.options.trace_file.empty()) {
-    const std::string modelled = session.options.cost_model ? session.options.cost_model->generation : "";
-    session.trace_file = std::make_unique<TraceFile>(session.options.trace_file, modelled);
+  // A routes file or trace path the EP refuses is the option's error, named as such.
+  const EpOptions& o = session.options;
+  try {
+    if (!o.routes.empty()) session.policy.routes = RoutesTable::load(o.routes);
+  } catch (const std::invalid_argument& e) {
+    throw option_error("routes", o.routes, e.what());
+  }
+  try {
+    if (!o.trace_file.empty())
+      session.trace_file = std::make_unique<TraceFile>(o.trace_file, o.cost_model ? o.cost_model->generation : "");
+  } catch (const std::invalid_argument& e) {
+    throw option_error(o.trace_file_from, o.trace_file, e.what());
   }
   publish_session_counters(session.options.session_id, &session.counters);
 }

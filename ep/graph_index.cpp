@@ -102,8 +102,16 @@ GraphDescription describe_graph(const OrtGraph* graph) {
   std::vector<const OrtNode*> nodes(num_nodes);
   if (num_nodes) check(ort().Graph_GetNodes(graph, nodes.data(), num_nodes));
 
-  // Each value's type, read once: a value is an output of one node and an input of others.
-  auto note_type = [&d](const std::string& name, const OrtValueInfo* info) {
+  // Each value's type, read once: a value is an output of one node and an input of others. ORT
+  // hands out one OrtValueInfo per value, so one name seen with two is two values cut to one name.
+  std::map<std::string, const OrtValueInfo*> value_of;
+  auto note_value = [&d, &value_of](const std::string& name, const OrtValueInfo* info) {
+    if (info == nullptr || name.empty()) return;
+    if (const auto [seen, first] = value_of.try_emplace(name, info); !first && seen->second != info)
+      d.ambiguous.insert(name);
+  };
+  auto note_type = [&d, &note_value](const std::string& name, const OrtValueInfo* info) {
+    note_value(name, info);
     if (info != nullptr && !d.types.count(name)) d.types[name] = value_type(info);
   };
   for (const OrtNode* node : nodes) {
@@ -133,13 +141,17 @@ GraphDescription describe_graph(const OrtGraph* graph) {
   check(ort().Graph_GetNumOutputs(graph, &num_outputs));
   std::vector<const OrtValueInfo*> outputs(num_outputs);
   if (num_outputs) check(ort().Graph_GetOutputs(graph, outputs.data(), num_outputs));
-  for (const OrtValueInfo* out : outputs) d.outputs.insert(value_name(out));
+  for (const OrtValueInfo* out : outputs) {
+    d.outputs.insert(value_name(out));
+    note_value(value_name(out), out);
+  }
 
   size_t num_initializers = 0;
   check(ort().Graph_GetNumInitializers(graph, &num_initializers));
   std::vector<const OrtValueInfo*> initializers(num_initializers);
   if (num_initializers) check(ort().Graph_GetInitializers(graph, initializers.data(), num_initializers));
   for (const OrtValueInfo* init : initializers) {
+    note_value(value_name(init), init);
     bool is_constant = false;
     check(ort().ValueInfo_IsConstantInitializer(init, &is_constant));
     if (!is_constant) continue;  // an initializer a graph input may override is not a constant

@@ -48,6 +48,10 @@ struct GraphDescription {
   std::map<std::string, ValueType> types;        // of every node's inputs and outputs
   std::map<std::string, ConstTensor> constants;  // constant initializers (views of bytes the graph owns)
   std::set<std::string> outputs;                 // the graph's outputs
+  // Names that denote more than one value: ORT keeps a name whole, but its C API hands it over as
+  // a C string, cut at a NUL byte ("mm\0a" and "mm\0b" both read "mm"). No group reading or
+  // writing one is claimed: the index cannot tell which value it means.
+  std::set<std::string> ambiguous;
 };
 
 // Reads an OrtGraph's nodes, their int and float attributes, value types and constant initializers.
@@ -64,6 +68,7 @@ class GraphIndex {
   bool is_graph_output(const std::string& value) const { return graph_.outputs.count(value) != 0; }
   std::optional<ConstTensor> constant(const std::string& value) const;
   ValueType type_of(const std::string& value) const;
+  bool is_ambiguous(const std::string& value) const { return graph_.ambiguous.count(value) != 0; }
 
  private:
   GraphDescription graph_;

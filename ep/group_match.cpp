@@ -262,6 +262,12 @@ MatchResult match_group(const GraphIndex& g, const NodeInfo& anchor) {
     return d.reason;
   }
   m.nodes.push_back(&anchor);
+  for (const NodeInfo* node : m.nodes)
+    for (const std::vector<std::string>* names : {&node->inputs, &node->outputs})
+      for (const std::string& name : *names)
+        if (g.is_ambiguous(name))
+          return "value name '" + name + "' of " + node->describe() +
+                 " stands for several values (their names differ after a NUL byte, where ORT's C API cuts them)";
   return m;
 }
 

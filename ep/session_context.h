@@ -2,6 +2,7 @@
 // What one session's EP and its fused kernels share: options, counters, the device, the route
 // policy and the trace file.
 #pragma once
+#include <atomic>
 #include <memory>
 
 #include "base/warn_once.h"
@@ -20,8 +21,9 @@ struct SessionContext {
   Counters counters;
   std::unique_ptr<SessionDevice> device;  // null: host only
   RoutePolicy policy;
-  std::unique_ptr<TraceFile> trace_file;  // null: no per-call events
-  WarnOnce device_warnings;               // each distinct device failure is logged once
+  std::unique_ptr<TraceFile> trace_file;       // null: no per-call events
+  WarnOnce device_warnings;                    // each distinct device failure is logged once
+  std::atomic<bool> warned_no_designs{false};  // a group without device designs was logged as a warning
 };
 
 }  // namespace onebit

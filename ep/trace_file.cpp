@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <locale>
-#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -34,18 +34,23 @@ std::string numbered(const std::string& path, int n) {
   return (json ? path.substr(0, path.size() - 5) : path) + "." + std::to_string(n) + ".json";
 }
 
-// Creates the next numbered file of `path` (an existing one, or the file a link there names, is left
-// as it is: the trace replaces the name whole at release) and returns its name; the number is taken
-// only when the file is created, so a refused path stays refused for every later session (it
-// advanced and the next session silently wrote "<stem>.2.json" beside it).
+// Creates the first numbered file of `path` no session of this process has claimed (an existing
+// file, or the file a link there names, is left as it is: the trace replaces the name whole at
+// release), claims it and returns its name. Claims are by name, not by the name asked for: a
+// session asking for "t.2.json" while another writes it gets "t.2.2.json" (a count per asked name
+// gave it "t.2.json", and the later release overwrote the other's trace). A name is claimed only
+// when its file is created, so a refused path stays refused for every later session (it took the
+// number and the next session silently wrote "<stem>.2.json" beside it).
 std::string create_numbered(const std::string& path) {
   static std::mutex mutex;
-  static std::map<std::string, int> created;
+  static std::set<std::string> claimed;  // every name a trace of this process was given
   std::lock_guard lock(mutex);
-  const std::string name = numbered(path, created[path] + 1);
+  int n = 1;
+  while (claimed.count(numbered(path, n))) ++n;
+  const std::string name = numbered(path, n);
   auto opened = npu::open_regular_file(name, npu::FileAccess::kWriteCreate);
   if (!opened) throw std::invalid_argument("onebit: cannot create trace file: " + opened.error().reason);
-  ++created[path];
+  claimed.insert(name);
   return name;
 }
 

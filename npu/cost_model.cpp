@@ -90,11 +90,13 @@ Result<CostModel> cost_model_from_json(const std::string& text, const std::strin
     if (it == object.end())
       return bad(where, "missing key \"" + std::string(key) + "\" (every key is required: " + keys_text() + ")");
     const double* v = std::get_if<double>(&it->second);
-    if (v == nullptr || !(*v > 0)) return bad(where, "key \"" + std::string(key) + "\" must be a positive number");
-    if (*v < lo || *v > hi) {
+    if (v == nullptr) return bad(where, "key \"" + std::string(key) + "\" must be a number");
+    if (!(*v >= lo && *v <= hi)) {
       std::ostringstream range;
       range << "key \"" << key << "\" is " << std::setprecision(17) << *v << std::setprecision(6) << ", outside [" << lo
             << ", " << hi << "]";
+      // JSON numbers nearer 0 than the smallest double underflow to 0 as they are read.
+      if (*v == 0) range << " (a number below about 4.9e-324, such as 1e-400, underflows to 0)";
       return bad(where, range.str());
     }
     out = *v;

@@ -106,6 +106,8 @@ export interface NativeAddon {
   isTracePath(value: unknown): boolean;
   /** The EP's cost-model rule: a built-in generation's name or a cost file. */
   isCostModel(value: unknown): boolean;
+  /** Why the EP's cost-model reader refuses `value` (an unknown generation, a bad cost file), or null. */
+  costModelProblem(value: string): string | null;
 }
 
 export interface NativeSessionConfig {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Typed errors for what users run into; each message says what to do about it.
+import { camelCase } from './names.js';
 
 export type OnebitErrorCode =
   | 'ONEBIT_OPTION' // an unknown or invalid option
@@ -23,8 +24,11 @@ export class OnebitError extends Error {
 }
 
 export class OnebitOptionError extends OnebitError {
-  constructor(message: string) {
+  /** The option at fault as the caller spells it (`costModel`, `routes`), when it is one option. */
+  readonly option: string | undefined;
+  constructor(message: string, option?: string) {
     super('ONEBIT_OPTION', message);
+    this.option = option;
   }
 }
 
@@ -77,6 +81,11 @@ export function fromNativeError(error: unknown): Error {
       return new OnebitSessionDisposedError(error.message);
     case 'ONEBIT_ORT':
       return new OnebitRuntimeError(error.message);
+    case 'ONEBIT_OPTION': {
+      // The addon names a provider option the EP refused by its key (snake_case).
+      const option = (error as { option?: string }).option;
+      return new OnebitOptionError(error.message, option === undefined ? undefined : camelCase(option));
+    }
     case 'ONEBIT_OUTPUT':
       return new OnebitError('ONEBIT_OUTPUT', error.message);
     case 'ONEBIT_NOT_INITIALIZED':

@@ -85,8 +85,11 @@ function suggestion(key: string): string {
 
 function nonEmptyPath(key: string, value: unknown, what: string): string {
   if (typeof value !== 'string' || value.trim() === '')
-    throw new OnebitOptionError(`onebit option ${key}=${JSON.stringify(value)} is invalid: use the path of ${what}`);
-  if (value.includes('\0')) throw new OnebitOptionError(`onebit option ${key} contains a NUL character`);
+    throw new OnebitOptionError(
+      `onebit option ${key}=${JSON.stringify(value)} is invalid: use the path of ${what}`,
+      key,
+    );
+  if (value.includes('\0')) throw new OnebitOptionError(`onebit option ${key} contains a NUL character`, key);
   // Absolute, so the EP (which may resolve relative paths elsewhere) reads what the caller meant.
   return path.resolve(value);
 }
@@ -105,12 +108,14 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       if (!isDevice(value))
         throw new OnebitOptionError(
           `onebit option device=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().deviceOptions)}`,
+          key,
         );
       options.device = value;
     } else if (key === 'minDeviceRows') {
       if (!Number.isSafeInteger(value) || (value as number) < 0)
         throw new OnebitOptionError(
           `onebit option minDeviceRows=${JSON.stringify(value)} is invalid: use an integer >= 0`,
+          key,
         );
       options.minDeviceRows = value as number;
     } else if (key === 'designsDir') {
@@ -118,6 +123,7 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       if (existsSync(dir) && !statSync(dir).isDirectory())
         throw new OnebitOptionError(
           `onebit option designsDir=${JSON.stringify(value)} is invalid: ${dir} exists and is not a directory`,
+          key,
         );
       options.designsDir = dir;
     } else if (key === 'routes') {
@@ -125,12 +131,14 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       if (!existsSync(file))
         throw new OnebitOptionError(
           `onebit option routes: no such file ${file} (write one with ep-probe --shape KxN --save-routes ${file})`,
+          key,
         );
       options.routes = file;
     } else if (key === 'deviceLock') {
       if (!isDeviceLock(value))
         throw new OnebitOptionError(
           `onebit option deviceLock=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().lockPolicies)}`,
+          key,
         );
       options.deviceLock = value;
     } else if (key === 'deviceTimeoutMs') {
@@ -138,6 +146,7 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
         throw new OnebitOptionError(
           `onebit option deviceTimeoutMs=${JSON.stringify(value)} is invalid: use an integer number of milliseconds from 1 to ${max} (one day)`,
+          key,
         );
       options.deviceTimeoutMs = value as number;
     } else if (key === 'trace') {
@@ -147,22 +156,26 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
       else
         throw new OnebitOptionError(
           `onebit option trace=${JSON.stringify(value)} is invalid: use true, false, or a trace file path (${tracePathRule()})`,
+          key,
         );
     } else if (key === 'costModel') {
       if (!isCostModel(value))
         throw new OnebitOptionError(
           `onebit option costModel=${JSON.stringify(value)} is invalid: use ${costModelsText(true)}`,
+          key,
         );
       options.costModel = isCostFile(value) ? nonEmptyPath(key, value, 'a cost file') : value;
     } else if (key === 'matmulNbitsAccuracy') {
       if (!nativeConstants().nbitsAccuracyValues.includes(value as string))
         throw new OnebitOptionError(
           `onebit option matmulNbitsAccuracy=${JSON.stringify(value)} is invalid: use ${quotedList(nativeConstants().nbitsAccuracyValues)}`,
+          key,
         );
       options.matmulNbitsAccuracy = value as 'level4' | 'any';
     } else {
       throw new OnebitOptionError(
         `unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`,
+        key,
       );
     }
   }

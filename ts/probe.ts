@@ -74,9 +74,7 @@ export async function probe(options: ProbeOptions): Promise<ProbeResult> {
     const raw = await loadAddon().probe(checked);
     return { ...raw, deviceCounters: toCounters(raw.deviceCounters) };
   } catch (error) {
-    const typed = fromNativeError(error);
-    if ((error as { code?: string }).code === 'ONEBIT_OPTION') throw new OnebitOptionError((error as Error).message);
-    throw typed;
+    throw fromNativeError(error);
   }
 }
 

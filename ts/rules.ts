@@ -4,14 +4,12 @@
 // and trace-path rules, counter names, the routes lookup. The library's option checks and both
 // CLIs' flag checks are built from these.
 import type { OnebitDevice, OnebitDeviceLock, Route } from './addon_types.js';
+import { camelCase } from './names.js';
 import { loadAddon, nativeConstants } from './native.js';
 
 export type { OnebitDevice, OnebitDeviceLock, Route } from './addon_types.js';
 
-/** The EP's snake_case names (option keys, counters) as the package spells them: `group_runs` -> `groupRuns`. */
-export function camelCase(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
+export { camelCase } from './names.js';
 
 /** 'a', 'b' or 'c' */
 export function quotedList(values: readonly string[]): string {
@@ -37,6 +35,11 @@ export function isDeviceLock(value: unknown): value is OnebitDeviceLock {
 /** A built-in XDNA generation's name or a cost file's path (npu::is_cost_model_reference). */
 export function isCostModel(value: unknown): value is string {
   return loadAddon().isCostModel(value);
+}
+
+/** Why the EP cannot use this cost model (read by its own reader: a bad cost file fails here, at once), or null. */
+export function costModelProblem(value: string): string | null {
+  return loadAddon().costModelProblem(value);
 }
 
 /** A cost-model value names a file (not a generation) and is resolved as a path. */

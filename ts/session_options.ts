@@ -12,7 +12,10 @@ const EXECUTION_MODES: Record<string, number> = { sequential: 0, parallel: 1 };
 function nonNegativeInteger(name: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isSafeInteger(value) || (value as number) < 0)
-    throw new OnebitOptionError(`session option ${name}=${JSON.stringify(value)} is invalid: use an integer >= 0`);
+    throw new OnebitOptionError(
+      `session option ${name}=${JSON.stringify(value)} is invalid: use an integer >= 0`,
+      name,
+    );
   return value as number;
 }
 
@@ -21,6 +24,7 @@ function oneOf(name: string, value: unknown, table: Record<string, number>): num
   if (typeof value !== 'string' || !Object.hasOwn(table, value))
     throw new OnebitOptionError(
       `session option ${name}=${JSON.stringify(value)} is invalid: use one of ${Object.keys(table).join(', ')}`,
+      name,
     );
   return table[value];
 }
@@ -60,6 +64,7 @@ export function nativeSessionConfig(options: InferenceSession.SessionOptions = {
   if (config.logSeverityLevel !== undefined && config.logSeverityLevel > 4)
     throw new OnebitOptionError(
       `session option logSeverityLevel=${config.logSeverityLevel} is invalid: use 0 (verbose) to 4 (fatal)`,
+      'logSeverityLevel',
     );
   flatten('', options.extra, config.configEntries);
   for (const [name, value] of Object.entries(options.freeDimensionOverrides ?? {}))

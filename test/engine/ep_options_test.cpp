@@ -107,6 +107,15 @@ TEST_F(EpOptionsTest, BadValuesNameTheKeyAndWhatIsValid) {
             std::string::npos);
 }
 
+TEST_F(EpOptionsTest, OptionErrorsStartWithTheKeyInOneForm) {
+  // The form the Node addon reads the option's key from (kOptionErrorPrefix).
+  EXPECT_EQ(error_of({{"device", "gpu"}}), "onebit: option device='gpu' is invalid; expected auto, emu or none");
+  EXPECT_STREQ(option_error("routes", "/r.txt", "onebit: cannot read routes file: /r.txt: gone").what(),
+               "onebit: option routes='/r.txt' is invalid; cannot read routes file: /r.txt: gone");
+  EXPECT_STREQ(option_error("trace", "t.json", "why").what(), "onebit: option trace='t.json' is invalid; why");
+  EXPECT_EQ(std::string(option_error("trace", "t.json", "why").what()).rfind(kOptionErrorPrefix, 0), 0u);
+}
+
 TEST(TracePathRule, TellsPathsFromTypos) {
   for (const char* path : {"/t", "./t", "../t", "./", "a.json", "dir/run.json"})
     EXPECT_TRUE(is_trace_path(path)) << path;
@@ -137,7 +146,7 @@ TEST_F(EpOptionsTest, ShareWeightsFromTheEnvironment) {
   EXPECT_TRUE(parse_ep_options({}).share_weights);
   setenv("ONEBIT_SHARE_WEIGHTS", "off", 1);
   const std::string bad = error_of({});
-  EXPECT_NE(bad.find("ONEBIT_SHARE_WEIGHTS=off is invalid: use 0 or 1"), std::string::npos) << bad;
+  EXPECT_EQ(bad, "onebit: ONEBIT_SHARE_WEIGHTS=off is invalid: use 0 or 1");
   unsetenv("ONEBIT_SHARE_WEIGHTS");
 }
 

@@ -39,6 +39,21 @@ TEST(RoutesTable, MalformedLinesNameTheFileAndLine) {
   }
 }
 
+TEST(RoutesTable, TwoRoutesForOneShapeAndRowsNameBothLines) {
+  try {
+    RoutesTable::parse("64 64 1 host\n64 64 4 device\n# again\n64 64 4 host\n", "routes.txt");
+    FAIL() << "accepted a contradiction";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "onebit: routes file 'routes.txt' lines 2 and 4 contradict each other: K=64 N=64 rows=4 is "
+                 "device on line 2 and host on line 4");
+  }
+  // The same entry twice agrees with itself: one entry.
+  const RoutesTable t = RoutesTable::parse("64 64 4 device\n64 64 4 device\n", "t");
+  EXPECT_EQ(t.entries().at({64, 64}).size(), 1u);
+  EXPECT_EQ(t.route(64, 64, 4), Route::Device);
+}
+
 TEST(RoutesTable, MissingFileNamesThePath) {
   try {
     RoutesTable::load("/nonexistent/routes.txt");

@@ -132,4 +132,9 @@ TestGraph& TestGraph::output(const std::string& name) {
   return *this;
 }
 
+TestGraph& TestGraph::ambiguous(const std::string& name) {
+  graph_.ambiguous.insert(name);
+  return *this;
+}
+
 }  // namespace onebit::test

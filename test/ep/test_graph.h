@@ -46,6 +46,8 @@ class TestGraph {
   TestGraph& set_input(const std::string& node, size_t i, const std::string& value);  // "": absent
   TestGraph& set_output(const std::string& node, size_t i, const std::string& value);
   TestGraph& output(const std::string& name);  // marks a graph output
+  // Marks a name that stands for several values (as describe_graph does for names cut at a NUL).
+  TestGraph& ambiguous(const std::string& name);
 
   GraphDescription description() const { return graph_; }
 

@@ -203,10 +203,14 @@ TEST(CostFile, EachMissingKeyIsNamed) {
 TEST(CostFile, BadValuesAndKeysAreNamed) {
   expect_error(
       R"({"generation": "g", "launch_us": "fifty", "sync_call_us": 5, "sync_gbps": 25, "dram_gbps": 80, "int8_tops": 10})",
-      {"\"launch_us\"", "positive number"});
+      {"\"launch_us\"", "must be a number"});
   expect_error(
       R"({"generation": "g", "launch_us": 50, "sync_call_us": 5, "sync_gbps": 0, "dram_gbps": 80, "int8_tops": 10})",
-      {"\"sync_gbps\"", "positive number"});
+      {"\"sync_gbps\" is 0, outside [0.001, "});
+  // A number too small for a double reads as 0: the message says so rather than "not positive".
+  expect_error(
+      R"({"generation": "g", "launch_us": 1e-400, "sync_call_us": 5, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
+      {"\"launch_us\" is 0, outside [0.001, 1e+06] (a number below about 4.9e-324, such as 1e-400, underflows to 0)"});
   expect_error(
       R"({"generation": "g", "launch_us": 50, "sync_call_us": -1, "sync_gbps": 2, "dram_gbps": 80, "int8_tops": 10})",
       {"\"sync_call_us\""});

@@ -187,6 +187,23 @@ def test_near_miss_is_declined_and_matches_cpu(name, ep_lib):
             es.assert_exact(g, c, f"{name}: output with the EP registered vs ORT CPU alone")
 
 
+def test_node_names_holding_a_nul_byte_are_declined_not_refused(ep_lib):
+    """ORT names the int32 bias of a fused MatMul+Add after the node ("l0_matmul\\0x/MatMulAddFusion
+    _bias_int32"); its C API cuts names at the NUL, so that bias and the DequantizeLinear output it
+    feeds read as one name, "l0_matmul". The EP claimed such groups, then Compile refused them
+    ("Gemm input C is not a constant bias") and session creation failed. Now they are declined and
+    the model runs as on ORT's CPU EP."""
+    model = qm.build_qdq_stack(dims=(64, 128, 64, 32), float_output=False)
+    for node in model.graph.node:
+        node.name += "\0x"
+    feeds = [{"x_q": qm.random_activation(np.int8, (rows, 64), seed=40 + rows)} for rows in (1, 5)]
+    run = es.run_with_ep(model, feeds)
+    assert run.groups == 0 and run.group_runs == 0, run.counters
+    for f, outs in zip(feeds, run.outputs):
+        for g, c in zip(outs, es.run_cpu(model, f), strict=True):
+            es.assert_exact(g, c, "a NUL-named stack with the EP registered vs ORT CPU alone")
+
+
 def test_a_weight_that_is_a_graph_input_is_an_activation_x_activation_group(ep_lib, monkeypatch):
     """DQ of an int8 weight given per call is not a constant-weight group: the activation x activation
     rule decides. Where ORT's kernel saturates (ort_int8.py) an int8 B with a declared K is claimed

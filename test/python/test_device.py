@@ -172,6 +172,20 @@ def test_corrupt_design_is_rejected_once_and_calls_run_on_the_host(ep_lib, stack
     assert_same_outputs(run.outputs, host_outputs(stack, feeds))
 
 
+def test_unusable_designs_dir_warns_once_per_session(ep_lib, stack, isolated, tmp_path):
+    """A designs_dir that is a file fails every group's designs alike: each group is counted, the
+    session warns once (it warned once per group)."""
+    not_a_dir = tmp_path / "designs-file"
+    not_a_dir.write_text("not a folder")
+    feeds = feeds_for([9])
+    options = {**isolated, "device": "emu", "min_device_rows": 1, "designs_dir": str(not_a_dir)}
+    run = es.run_with_ep(stack, feeds, options=options)
+    assert run.counters["designs_failed"] == GROUPS and run.counters["device_calls"] == 0, run.counters
+    assert run.stderr.count("no device designs, its calls run on the host") == 1, run.stderr
+    assert "other groups of this session without designs: verbose log, counter designs_failed" in run.stderr
+    assert_same_outputs(run.outputs, host_outputs(stack, feeds))
+
+
 def test_device_busy_when_another_process_holds_the_array(ep_lib, stack, isolated, tmp_path):
     lock = tmp_path / "onebit-npu.lock"
     holder = subprocess.Popen(
@@ -393,6 +407,27 @@ def test_one_trace_file_spelt_four_ways_is_numbered_as_one(ep_lib, stack, isolat
     gc.collect()
     names = ["t.json", "t.2.json", "t.3.json", "t.4.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["d", "link", *names])
+    for calls, name in enumerate(names, start=1):
+        assert len(json.loads((tmp_path / name).read_text())["traceEvents"]) == calls * GROUPS, name
+
+
+def test_a_session_naming_a_numbered_trace_does_not_take_it_from_another(ep_lib, stack, isolated, tmp_path):
+    """Sessions A and B given t.json write t.json and t.2.json; a session C given t.2.json while B
+    lives writes t.2.2.json, and a session D given t.json after it t.3.json: each file one whole
+    trace of its own session's calls. C used to write t.2.json over B's trace."""
+    trace, taken = tmp_path / "t.json", tmp_path / "t.2.json"
+    sessions = [
+        es.create_ep_session(stack, {"trace": str(name), "device": "none", **isolated})
+        for name in (trace, trace, taken, trace)
+    ]
+    for calls, sess in enumerate(sessions, start=1):
+        for _ in range(calls):
+            sess.run(None, feeds_for([3])[0])
+    del sess
+    del sessions
+    gc.collect()
+    names = ["t.json", "t.2.json", "t.2.2.json", "t.3.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for calls, name in enumerate(names, start=1):
         assert len(json.loads((tmp_path / name).read_text())["traceEvents"]) == calls * GROUPS, name
 

@@ -69,10 +69,10 @@ describe('cost files given by the costModel option', () => {
     const attempt = ort.InferenceSession.create(group.bytes, {
       executionProviders: [{ name: 'onebit', device: 'none', costModel: file } as never],
     });
-    // (An OnebitRuntimeError carrying ORT's wrapper text, as for every EP option ORT passes on.)
-    await expect(attempt).rejects.toThrow(pkg.OnebitError);
+    await expect(attempt).rejects.toThrow(pkg.OnebitOptionError);
+    await expect(attempt).rejects.toMatchObject({ option: 'costModel' });
     await expect(attempt).rejects.toThrow(
-      /onebit: option cost_model='.*\.json' is invalid; expected xdna1, xdna2 or a readable cost file/,
+      /^onebit: option cost_model='.*\.json' is invalid; expected xdna1, xdna2 or a readable cost file/,
     );
     await expect(attempt).rejects.toThrow(reason);
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -239,15 +239,15 @@ describe('ep-probe', () => {
     expect(text.stdout).toMatch(/faster: chosen on the modelled device time/);
   });
 
-  it('--cost-model: a bad cost file is an error naming the key; without a device it is a usage error', () => {
+  it('--cost-model: a bad cost file is a usage error naming the key (read before probing); so is no device', () => {
     const file = path.join(tmp, 'cost.json');
     writeFileSync(
       file,
       '{"generation": "mine", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50}',
     );
     const bad = runNode([cli, ...small, '--cost-model', file], repoRoot, env);
-    expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/cost.json: missing key "int8_tops"/);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--cost-model .*cost.json: cost model .*cost.json: missing key "int8_tops"/);
     const none = runNode([cli, ...small, '--device', 'none', '--cost-model', 'xdna2'], repoRoot, env);
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--cost-model models the device calls: use it with --device emu/);

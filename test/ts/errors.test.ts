@@ -43,6 +43,42 @@ describe('option errors', () => {
     await expect(attempt).rejects.toThrow(/cost_model=.*cost.json: missing key "dram_gbps"/);
   });
 
+  // Files only the EP reads: what it refuses is the option's error in the EP's own words (ORT's
+  // wrapper text, "ep_plugin_provider_interfaces.cc ... Error creating execution provider", dropped).
+  const refused = mkdtempSync(path.join(os.tmpdir(), 'onebit-refused-'));
+  const badCost = path.join(refused, 'cost.json');
+  writeFileSync(badCost, '{"generation": "g"}');
+  const badRoutes = path.join(refused, 'routes.txt');
+  writeFileSync(badRoutes, '64 64 1 host\n64 64 4 sideways\n');
+  it.each([
+    ['costModel', 'cost_model', badCost, /^onebit: option cost_model='.*cost\.json' is invalid; .*missing key/],
+    [
+      'routes',
+      'routes',
+      badRoutes,
+      /^onebit: option routes='.*routes\.txt' is invalid; routes file '.*routes\.txt' line 2: expected 'K N rows host\|device'/,
+    ],
+    [
+      'trace',
+      'trace',
+      refused,
+      /^onebit: option trace='.*onebit-refused-[^'/]*' is invalid; cannot create trace file: /,
+    ],
+  ])('a %s the EP refuses is an OnebitOptionError naming it', async (option, key, value, message) => {
+    const error = await ort.InferenceSession.create(group.bytes, {
+      executionProviders: [{ name: 'onebit', device: 'none', [option]: value } as never],
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(pkg.OnebitOptionError);
+    expect(error).toMatchObject({ code: 'ONEBIT_OPTION', option });
+    const text = (error as Error).message;
+    expect(text).toMatch(message);
+    expect(text).toContain(`option ${key}=`);
+    expect(text).not.toMatch(/ONNXRuntimeError|\.cc:\d+|Error creating execution provider/);
+  });
+
   it('bad session options', async () => {
     await expect(
       ort.InferenceSession.create(group.bytes, {

@@ -23,6 +23,9 @@ const { toReport } = require(
 ) as typeof import('../../ts/apps/cli/probe_report.js');
 const { probe } = require(path.join(repoRoot, 'dist', 'probe.js')) as typeof import('../../ts/probe.js');
 const routes = require(path.join(repoRoot, 'dist', 'routes.js')) as typeof import('../../ts/routes.js');
+const { agreement } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'statistics.js'),
+) as typeof import('../../ts/apps/cli/statistics.js');
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onebit-json-writers-'));
 
@@ -47,6 +50,19 @@ function expectStrict(text: string): void {
 }
 
 describe('JSON the CLIs print', () => {
+  it("onebit-run's agreement stays finite where outputs hold NaN or infinities, counting those apart", () => {
+    const tensor = (data: number[]) => ({ type: 'float32', dims: [2, 3], data: Float32Array.from(data) }) as never;
+    const onebit = { y: tensor([1, Infinity, NaN, 0.5, 2, -Infinity]) };
+    const cpu = { y: tensor([1.25, Infinity, NaN, 0.5, 2, 7]) };
+    const a = agreement(onebit, cpu);
+    // Row 0: 0.25 apart, the same infinity, NaN on both sides (agreeing); row 1: -inf against 7.
+    expect(a).toEqual({ maxAbsDiff: 0.25, nonFiniteMismatches: 1, int8DifferingFraction: null, klDivergence: null });
+    const text = jsonText({ agreement: a }, 'report');
+    expect(JSON.parse(text).agreement).toEqual(a); // it was {"maxAbsDiff": null}: Infinity lost
+    const finite = agreement({ y: tensor([1, 2, 3, 4, 5, 6]) }, { y: tensor([1, 2, 3, 4, 5, 6]) });
+    expect(finite).toMatchObject({ maxAbsDiff: 0, nonFiniteMismatches: 0, klDivergence: 0 });
+  });
+
   it('refuses a number JSON cannot hold, naming the field, rather than writing null', () => {
     for (const bad of [NaN, Infinity, -Infinity]) {
       const value = {

@@ -3,7 +3,7 @@
 // its device calls' emulated times swapped for their modelled times; warm-ups left out), then the
 // CLI on the one-layer projection stack (host arm, policy on and off, labelled as modelled) and
 // its usage errors.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -167,5 +167,22 @@ describe('onebit-run --cost-model', () => {
     const llm = runNode([cli, '--device', 'emu', '--cost-model', 'xdna1']);
     expect(llm.status).toBe(2);
     expect(llm.stderr).toMatch(/--cost-model runs the stack or a model file: add --model stack/);
+  });
+
+  it('refuses a bad cost file before anything runs (no model built, no arm run)', () => {
+    const file = path.join(tmp, 'bad-cost.json');
+    writeFileSync(file, '{"generation": "g", "launch_us": 50}');
+    const models = path.join(tmp, 'models-untouched');
+    const bad = runNode(
+      [cli, '--model', 'stack', '--device', 'emu', '--cost-model', file, '--layers', '1', '--lens', '1'],
+      repoRoot,
+      { ...env, ONEBIT_CACHE_DIR: models },
+    );
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(
+      /^onebit-run: --cost-model .*bad-cost\.json: cost model .*bad-cost\.json: missing key "sync_call_us"/,
+    );
+    expect(bad.stdout).toBe('');
+    expect(existsSync(models)).toBe(false); // the stack was never built: nothing ran before the check
   });
 });

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The rules TypeScript shares with the EP come from the EP's own code (through the addon): the cases
 // in which the TS copies used to differ from it, driven through what TS now checks with.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -51,7 +52,13 @@ describe('cost models (npu/cost_model)', () => {
     expect(constants.costFileSuffix).toBe('.json');
   });
 
-  const accepted = ['xdna1', 'xdna2', 'costs.json'];
+  // A cost file the CLIs can read (they read it at once: a bad one is a usage error, modelled_arm.test.ts).
+  const costFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'onebit-rules-')), 'costs.json');
+  writeFileSync(
+    costFile,
+    '{"generation": "g", "launch_us": 50, "sync_call_us": 10, "sync_gbps": 20, "dram_gbps": 50, "int8_tops": 6}',
+  );
+  const accepted = ['xdna1', 'xdna2', costFile];
   const refused = ['xdna3', 'XDNA1', 'costs.JSON', ''];
   it.each([...accepted.map((m) => [m, true] as const), ...refused.map((m) => [m, false] as const)])(
     '%j -> %s in the library and both CLIs',
@@ -165,10 +172,14 @@ describe('the routes lookup (engine/routes_table.cpp)', () => {
     expect(pkg.routeFor(entries, K, N, M)).toBe(route);
   });
 
-  it('takes the later of two entries for one rows value, as the EP reading the file does', () => {
-    // The TS copy kept the first; the EP's table the last.
-    const text = '64 48 8 host\n64 48 8 device\n';
-    expect(pkg.routeFor(pkg.parseRoutes(text).entries, 64, 48, 8)).toBe('device');
+  it('refuses a file giving one rows value two routes, naming both lines; of two entries takes the later', () => {
+    // The TS copy kept the first, the EP's table the last: now neither guesses.
+    expect(() => pkg.parseRoutes('64 48 8 host\n# again\n64 48 8 device\n')).toThrow(
+      "onebit: routes file 'routes file' lines 1 and 3 contradict each other: K=64 N=48 rows=8 is host on line 1 and device on line 3",
+    );
+    expect(pkg.parseRoutes('64 48 8 device\n64 48 8 device\n').entries).toEqual([
+      { K: 64, N: 48, rows: 8, route: 'device' },
+    ]);
     expect(
       pkg.routeFor(
         [

@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { OnebitOptionError } from '../../errors.js';
 import { nativeConstants } from '../../native.js';
-import { type OnebitDevice, costModelsText, isCostModel, isDevice } from '../../rules.js';
+import { type OnebitDevice, costModelProblem, costModelsText, isCostModel, isDevice } from '../../rules.js';
 
 export class UsageError extends OnebitOptionError {}
 
@@ -70,9 +70,14 @@ export function deviceOption(value: string | undefined): OnebitDevice {
   return value;
 }
 
-/** A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule. */
+/**
+ * A cost-model flag's value (--cost-model, --model), checked by the EP's cost-model rule and read
+ * by its reader now, so that a bad cost file fails before anything runs.
+ */
 export function costModelOption(flag: string, value: string | undefined): string {
   if (!isCostModel(value))
     throw new UsageError(`${flag} takes ${costModelsText(false, 'a cost file')}, got ${shown(value)}`);
+  const problem = costModelProblem(value);
+  if (problem !== null) throw new UsageError(`${flag} ${value}: ${problem}`);
   return value;
 }

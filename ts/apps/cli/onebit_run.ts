@@ -15,6 +15,7 @@ import { UsageError } from './flags.js';
 import { runGeneration } from './generate.js';
 import { formatGenerationReport } from './generate_report.js';
 import { hasFreeDimension, makeFeeds } from './inputs.js';
+import { jsonText } from './json_output.js';
 import { modelledArms } from './modelled_arm.js';
 import { checkOrtInt8 } from './ort_int8_check.js';
 import { Progress } from './progress.js';
@@ -167,7 +168,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const report = await runOnebit(args);
-    process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`);
+    process.stdout.write(args.json ? `${jsonText(report, 'report')}\n` : `${formatReport(report)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof OnebitError)) throw error;

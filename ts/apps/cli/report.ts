@@ -36,6 +36,10 @@ export interface RunReport {
 const ms = (t: number) => (t >= 100 ? t.toFixed(0) : t >= 10 ? t.toFixed(1) : t.toFixed(2));
 const timing = (t: Timing) => `${ms(t.medianMs)} ms (${ms(t.minMs)}..${ms(t.maxMs)})`.padEnd(26);
 
+// The largest finite difference, and how many elements differ with NaN or an infinity.
+const maxDiff = (a: Agreement) =>
+  a.nonFiniteMismatches > 0 ? `${a.maxAbsDiff} (+${a.nonFiniteMismatches} NaN/inf)` : String(a.maxAbsDiff);
+
 export function formatReport(r: RunReport): string {
   const model = r.model.defaultModel
     ? `projection stack, ${r.model.layers} layers, ${r.model.groups} A8W8 QDQ groups`
@@ -52,7 +56,7 @@ export function formatReport(r: RunReport): string {
     const differing = a.int8DifferingFraction === null ? '-' : `${(a.int8DifferingFraction * 100).toFixed(3)}%`;
     const kl = a.klDivergence === null ? '-' : a.klDivergence.toExponential(2);
     lines.push(
-      `${String(l.len).padStart(5)}  ${timing(l.onebit)}${timing(l.cpu)}${(l.speedup.toFixed(2) + 'x').padStart(7)}  ${String(a.maxAbsDiff).padStart(9)}  ${differing.padStart(14)}  ${kl}`,
+      `${String(l.len).padStart(5)}  ${timing(l.onebit)}${timing(l.cpu)}${(l.speedup.toFixed(2) + 'x').padStart(7)}  ${maxDiff(a).padStart(9)}  ${differing.padStart(14)}  ${kl}`,
     );
   }
   const counters = Object.entries(r.counters)

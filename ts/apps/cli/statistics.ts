@@ -17,11 +17,23 @@ export function summarize(samples: readonly number[]): Timing {
 }
 
 export interface Agreement {
-  /** Largest |onebit - cpu| over every output element (in LSB for integer outputs). */
+  /**
+   * Largest |onebit - cpu| over the output elements where both are finite numbers (in LSB for
+   * integer outputs); always a finite number, so JSON carries it as one.
+   */
   maxAbsDiff: number;
+  /**
+   * Elements where the two differ and one is NaN or infinite: no finite difference exists, so they
+   * are counted here instead of making maxAbsDiff infinite. Equal values (the same infinity, NaN
+   * on both sides) agree.
+   */
+  nonFiniteMismatches: number;
   /** Share of int8/uint8 output elements that differ at all; null without such outputs. */
   int8DifferingFraction: number | null;
-  /** Mean KL(softmax(cpu) || softmax(onebit)) over the last axis of float outputs; null without them. */
+  /**
+   * Mean KL(softmax(cpu) || softmax(onebit)) over the last axis of float outputs (per output, the
+   * mean over its rows whose values are all finite on both sides); null without such rows.
+   */
   klDivergence: number | null;
 }
 
@@ -49,15 +61,25 @@ export function klRow(
   return kl;
 }
 
-function klOverLastAxis(reference: ArrayLike<number>, candidate: ArrayLike<number>, lastDim: number): number {
+// Mean KL over the rows of the last axis whose values are all finite in both; null without one.
+function klOverLastAxis(reference: ArrayLike<number>, candidate: ArrayLike<number>, lastDim: number): number | null {
   const rows = lastDim > 0 ? reference.length / lastDim : 0;
   let total = 0;
-  for (let r = 0; r < rows; ++r) total += klRow(reference, candidate, r * lastDim, lastDim);
-  return rows > 0 ? total / rows : 0;
+  let counted = 0;
+  for (let r = 0; r < rows; ++r) {
+    let finite = true;
+    for (let i = r * lastDim; i < (r + 1) * lastDim && finite; ++i)
+      finite = Number.isFinite(reference[i]) && Number.isFinite(candidate[i]);
+    if (!finite) continue;
+    total += klRow(reference, candidate, r * lastDim, lastDim);
+    ++counted;
+  }
+  return counted > 0 ? total / counted : null;
 }
 
 export function agreement(onebit: Record<string, Tensor>, cpu: Record<string, Tensor>): Agreement {
   let maxAbsDiff = 0;
+  let nonFiniteMismatches = 0;
   let int8Elements = 0;
   let int8Differing = 0;
   const kls: number[] = [];
@@ -67,16 +89,21 @@ export function agreement(onebit: Record<string, Tensor>, cpu: Record<string, Te
     const a = Array.from(candidate.data as ArrayLike<number | bigint>, Number);
     const b = Array.from(reference.data as ArrayLike<number | bigint>, Number);
     for (let i = 0; i < b.length; ++i) {
-      const diff = Math.abs(a[i] - b[i]);
-      maxAbsDiff = Math.max(maxAbsDiff, Number.isNaN(diff) ? Infinity : diff);
-      if ((reference.type === 'int8' || reference.type === 'uint8') && diff !== 0) ++int8Differing;
+      if (a[i] === b[i] || (Number.isNaN(a[i]) && Number.isNaN(b[i]))) continue;
+      if (Number.isFinite(a[i]) && Number.isFinite(b[i])) maxAbsDiff = Math.max(maxAbsDiff, Math.abs(a[i] - b[i]));
+      else ++nonFiniteMismatches;
+      if (reference.type === 'int8' || reference.type === 'uint8') ++int8Differing;
     }
     if (reference.type === 'int8' || reference.type === 'uint8') int8Elements += b.length;
-    if (reference.type === 'float32' || reference.type === 'float64')
-      kls.push(klOverLastAxis(b, a, reference.dims.at(-1) ?? b.length));
+    const kl =
+      reference.type === 'float32' || reference.type === 'float64'
+        ? klOverLastAxis(b, a, reference.dims.at(-1) ?? b.length)
+        : null;
+    if (kl !== null) kls.push(kl);
   }
   return {
     maxAbsDiff,
+    nonFiniteMismatches,
     int8DifferingFraction: int8Elements > 0 ? int8Differing / int8Elements : null,
     klDivergence: kls.length > 0 ? kls.reduce((x, y) => x + y, 0) / kls.length : null,
   };
