@@ -5,6 +5,11 @@ weights shared (the default) and not (ONEBIT_SHARE_WEIGHTS=0), and for ORT's CPU
 fresh child process. Memory only: timings on a shared machine would mean nothing.
 
     .venv/bin/python bench/bench_shared_weights.py MODEL.onnx [--sessions 4] [--lib build/native/libonebit_ep.so]
+        [--device emu]
+
+--device emu runs the onebit arms on the emulated device, every call on it (min_device_rows 1):
+its sessions then also share the opened device and each weight's upload, or (not shared) each
+upload their own; the ORT CPU EP arm is left out.
 """
 
 from __future__ import annotations
@@ -39,11 +44,11 @@ def feeds(session):
         out[i.name] = np.ones(dims, dtype) if i.name != "input_ids" else np.full(dims, 42, dtype)
     return out
 
-model, sessions, lib, ep_name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+model, sessions, lib, ep_name, options = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
 so = ort.SessionOptions()
 if lib:
     ort.register_execution_provider_library("onebit", lib)
-    so.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == ep_name], {})
+    so.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == ep_name], options)
 held, pss, first = [], [pss_mib()], None
 for _ in range(sessions):
     s = ort.InferenceSession(model, sess_options=so, providers=None if lib else ["CPUExecutionProvider"])
@@ -56,10 +61,10 @@ print(json.dumps(pss))
 """
 
 
-def arm(model: str, sessions: int, lib: str, share: str) -> list[float]:
+def arm(model: str, sessions: int, lib: str, share: str, options: dict) -> list[float]:
     env = dict(os.environ, ONEBIT_SHARE_WEIGHTS=share)
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, model, str(sessions), lib, EP_NAME],
+        [sys.executable, "-c", CHILD, model, str(sessions), lib, EP_NAME, json.dumps(options)],
         capture_output=True,
         text=True,
         env=env,
@@ -75,15 +80,20 @@ def main() -> int:
     parser.add_argument("model")
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--lib", default=str(REPO / "build" / "native" / "libonebit_ep.so"))
+    parser.add_argument("--device", choices=["none", "emu"], default="none")
     args = parser.parse_args()
+    options = {"device": "emu", "min_device_rows": "1"} if args.device == "emu" else {}
     arms = {
         "onebit, shared": (args.lib, "1"),
         "onebit, ONEBIT_SHARE_WEIGHTS=0": (args.lib, "0"),
-        "ORT CPU EP": ("", "1"),
     }
-    print(f"{args.model}: PSS MiB before any session, then after each of {args.sessions} sessions")
+    if args.device == "none":
+        arms["ORT CPU EP"] = ("", "1")
+    print(
+        f"{args.model} (device {args.device}): PSS MiB before any session, then after each of {args.sessions} sessions"
+    )
     for name, (lib, share) in arms.items():
-        pss = arm(args.model, args.sessions, lib, share)
+        pss = arm(args.model, args.sessions, lib, share, options)
         one = pss[1] - pss[0]
         ratios = " ".join(f"{(p - pss[0]) / one:.2f}x" for p in pss[1:])
         print(f"  {name:32s} " + " ".join(f"{p:7.1f}" for p in pss) + f"   sessions' share vs one: {ratios}")

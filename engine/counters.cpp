@@ -22,6 +22,7 @@ constexpr const char* kNames[] = {
     "designs_built",
     "designs_loaded",
     "designs_failed",
+    "device_weight_bytes",
     "host_only_kind",
     "host_ns",
     "device_ns",

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/session_device.h"
+#include "engine/shared_device_weights.h"
 
 namespace onebit {
 
@@ -19,9 +20,11 @@ GroupDevice prepare_group_device(SessionDevice& device, const WeightSource& weig
     w = shifted.data();
   }
   GroupDevice group;
+  DeviceWeightStore store(device.opened(), device.share_weights());
   auto gemm = npu::DeviceGemm::create(
       device.device(), device.cache(), static_cast<uint32_t>(weight.K), static_cast<uint32_t>(weight.N), w,
-      weight.is_nk ? npu::WeightLayout::kNK : npu::WeightLayout::kKN, device.gemm_options());
+      weight.is_nk ? npu::WeightLayout::kNK : npu::WeightLayout::kKN, device.gemm_options(), store);
+  count(counters, Counter::DeviceWeightBytes, store.uploaded_bytes());
   if (!gemm) {
     group.failure = gemm.error().to_string();
     count(counters, Counter::DesignsFailed);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One group's device leg: its designs loaded (or built) and its weights packed into the designs'
-// layout and uploaded, once per session, straight from the model's weights.
+// layout and uploaded, straight from the model's weights: once per process and device when the
+// session shares them (shared_device_weights.h), else once per session.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -29,7 +30,8 @@ struct GroupDevice {
 };
 
 // Builds or loads the group's designs and uploads its weights (shifted to int8 as the host
-// kernels store them); counts designs built / loaded / failed.
+// kernels store them), or finds them uploaded by another group on the device; counts designs
+// built / loaded / failed and the weight bytes it uploaded.
 GroupDevice prepare_group_device(SessionDevice& device, const WeightSource& weight, Counters& counters);
 
 }  // namespace onebit

@@ -11,16 +11,17 @@ std::unique_ptr<SessionDevice> SessionDevice::open(const EpOptions& options, con
   auto choice = npu::select_device(options.device);
   if (!choice) throw std::invalid_argument("onebit: device: " + choice.error().to_string());
   if (choice->kind == npu::DeviceKind::kNone) return nullptr;
-  npu::DeviceOptions device_options;
-  if (!lock_path.empty()) device_options.lock_path = lock_path;
-  auto opened = npu::open_device(choice->kind, device_options);
-  if (!opened)
-    throw std::invalid_argument("onebit: cannot open device (" + choice->reason + "): " + opened.error().to_string());
   auto policy = npu::lock_policy_from_name(options.device_lock);
   if (!policy) throw std::invalid_argument("onebit: device_lock: " + policy.error().to_string());
+  npu::DeviceOptions device_options;
+  if (!lock_path.empty()) device_options.lock_path = lock_path;
+  auto opened = open_shared_device(choice->kind, device_options, options.share_weights);
+  if (!opened)
+    throw std::invalid_argument("onebit: cannot open device (" + choice->reason + "): " + opened.error().to_string());
   auto session = std::unique_ptr<SessionDevice>(new SessionDevice());
-  session->device_ = std::move(*opened);
-  session->lease_ = std::make_unique<npu::DeviceLease>(*session->device_, *policy);
+  session->opened_ = std::move(opened).value();
+  session->share_weights_ = options.share_weights;
+  session->lease_ = std::make_unique<npu::DeviceLease>(*session->opened_->holds, *policy);
   session->cache_ = std::make_unique<npu::DesignCache>(options.designs_dir.empty() ? npu::default_designs_dir()
                                                                                    : options.designs_dir);
   session->gemm_options_.wait_timeout = std::chrono::milliseconds(options.device_timeout_ms);
@@ -28,14 +29,11 @@ std::unique_ptr<SessionDevice> SessionDevice::open(const EpOptions& options, con
   return session;
 }
 
-SessionDevice::~SessionDevice() {
-  lease_.reset();  // releases the lock before the device closes
-  if (device_) device_->close();
-}
-
 std::string SessionDevice::description() const {
-  return std::string(device_->name()) + (device_->emulated() ? " (emulated array)" : "") + ", designs in " +
-         cache_->dir() + ", lock per " + npu::lock_policy_name(lease_->policy());
+  const npu::Device& device = *opened_->device;
+  return std::string(device.name()) + (device.emulated() ? " (emulated array)" : "") + ", designs in " + cache_->dir() +
+         ", lock per " + npu::lock_policy_name(lease_->policy()) +
+         (share_weights_ ? ", shared with the process's other sessions on it" : ", this session's own");
 }
 
 }  // namespace onebit

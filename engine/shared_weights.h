@@ -37,6 +37,9 @@ class PackRegistry {
     for (const std::weak_ptr<const Packed>& entry : slot->entries)
       if (std::shared_ptr<const Packed> held = entry.lock(); held && same(*held)) return held;
     auto packed = std::make_shared<const Packed>(pack());
+    // A key looked up again and again (one device opened by session after session) keeps its
+    // slot: drop its freed entries here, or their weak references (and control blocks) pile up.
+    std::erase_if(slot->entries, [](const std::weak_ptr<const Packed>& entry) { return entry.expired(); });
     slot->entries.push_back(packed);
     return packed;
   }

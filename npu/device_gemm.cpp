@@ -29,7 +29,7 @@ uint64_t ns_since(Clock::time_point start) {
 
 Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create(Device& device, const DesignSource& source, uint32_t K,
                                                        uint32_t N, const int8_t* w, WeightLayout layout,
-                                                       const GemmOptions& options) {
+                                                       const GemmOptions& options, WeightStore& store) {
   std::vector<Design> designs;
   uint32_t built = 0;
   try {
@@ -42,14 +42,15 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create(Device& device, const Des
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::kInternal, "out of memory reading designs");
   }
-  Result<std::unique_ptr<DeviceGemm>> gemm = create_from_designs(device, designs, w, layout, options);
+  Result<std::unique_ptr<DeviceGemm>> gemm = create_from_designs(device, designs, w, layout, options, store);
   if (gemm) (*gemm)->setup_.designs_built = built;
   return gemm;
 }
 
 Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& device, const std::vector<Design>& designs,
                                                                     const int8_t* w, WeightLayout layout,
-                                                                    const GemmOptions& options) try {
+                                                                    const GemmOptions& options,
+                                                                    WeightStore& store) try {
   if (designs.empty()) return make_error(ErrorCode::kInvalidArgument, "no designs (empty block_sizes?)");
   if (w == nullptr) return make_error(ErrorCode::kInvalidArgument, "no weights");
   const DesignInfo& first = designs.front().info;
@@ -77,17 +78,15 @@ Result<std::unique_ptr<DeviceGemm>> DeviceGemm::create_from_designs(Device& devi
   if (options.cost_model)
     gemm->options_.launch_cost_rows = launch_cost_rows(*options.cost_model, first.K, first.N, gemm->block_sizes_);
 
-  // Weights: packed into the designs' layout, uploaded once.
+  // Weights: packed into the designs' layout, uploaded once (by the store's first user).
   const auto start = Clock::now();
-  const std::vector<int8_t> packed = pack_weights_tiled(w, layout, first.K, first.N, first.tiling);
-  Result<std::unique_ptr<BufferObject>> w_bo = device.alloc_bo(packed.size());
-  if (!w_bo) return w_bo.error();
-  gemm->w_bo_ = std::move(w_bo).value();
-  std::memcpy(gemm->w_bo_->host(), packed.data(), packed.size());
-  const auto sync_start = Clock::now();
-  if (Status s = device.sync(*gemm->w_bo_, SyncDirection::kToDevice, 0, packed.size()); !s) return s;
-  record_sync(SyncKind::kWToDevice, packed.size(), ns_since(sync_start), device.emulated());
-  gemm->setup_.weight_bytes = packed.size();
+  Result<std::shared_ptr<const DeviceWeights>> weights =
+      store.weights(device, w, layout, first.K, first.N, first.tiling);
+  if (!weights) return weights.error();
+  gemm->weights_ = std::move(weights).value();
+  if (gemm->weights_->K != first.K || gemm->weights_->N != first.N || !(gemm->weights_->tiling == first.tiling))
+    return make_error(ErrorCode::kInternal, "the weight store returned weights of another shape or tiling");
+  gemm->setup_.weight_bytes = gemm->weights_->bo->size();
   gemm->setup_.weight_upload_ms = ms_since(start);
 
   if (options.initial_rows > 0) {
@@ -181,7 +180,7 @@ Status DeviceGemm::run_locked(const int8_t* a, uint32_t rows, int32_t* c, CallSt
     args.design = designs_[which].get();
     args.a = a_bo_.get();
     args.a_offset = size_t(block.row_begin) * K_;
-    args.w = w_bo_.get();
+    args.w = weights_->bo.get();
     args.c = c_bo_.get();
     args.c_offset = size_t(block.row_begin) * N_ * 4;
     Result<RunHandle> run = device_.launch(args);

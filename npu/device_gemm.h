@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One GEMM shape (K, N) on a device: its designs (one per block size), the packed weights
-// uploaded once into one BO, and A / C BOs reused across calls. Per call:
+// uploaded once into one BO (its own, or one a WeightStore shares between DeviceGemms of the
+// device: device_weights.h), and A / C BOs of its own, reused across calls. Per call:
 //   A rows -> A BO, sync to device (rows × K bytes only)
 //   launches covering the rows (block_plan.h), queued together, then waited for
 //   C synced back (rows × N × 4 bytes, or the whole BO under ONEBIT_NPU_NO_C_NARROW / ONEBIT_NPU_DBG)
@@ -28,6 +29,7 @@
 #include "npu/design.h"
 #include "npu/design_source.h"
 #include "npu/device.h"
+#include "npu/device_weights.h"
 #include "npu/sync_narrowing.h"
 #include "npu/weight_layout.h"
 
@@ -48,8 +50,8 @@ struct GemmOptions {
 struct GemmSetupStats {
   uint32_t designs_built = 0;   // cache misses: generated and written
   uint32_t designs_loaded = 0;  // designs loaded onto the device (built or read)
-  uint64_t weight_bytes = 0;    // packed weight BO, synced once
-  double weight_upload_ms = 0;
+  uint64_t weight_bytes = 0;    // packed weight BO, synced once (by this object or the store's first user)
+  double weight_upload_ms = 0;  // getting it from the store: packing and upload, or a lookup
 };
 
 // Per call, for the EP's counters and traces. Times are wall-clock around the device calls
@@ -72,14 +74,17 @@ struct CallStats {
 class DeviceGemm {
  public:
   // Gets the designs for (K, N) and every block size from `source` (the emu cache builds them on
-  // a miss), loads them, packs `w` (K×N or N×K int8, per `layout`) and uploads it.
+  // a miss), loads them, and takes `w` (K×N or N×K int8, per `layout`) packed into their tiling
+  // and uploaded from `store`.
   static Result<std::unique_ptr<DeviceGemm>> create(Device& device, const DesignSource& source, uint32_t K, uint32_t N,
                                                     const int8_t* w, WeightLayout layout,
-                                                    const GemmOptions& options = {});
+                                                    const GemmOptions& options = {},
+                                                    WeightStore& store = own_weights());
   // The same from designs the caller already holds (one per block size, same K, N and tiling).
   static Result<std::unique_ptr<DeviceGemm>> create_from_designs(Device& device, const std::vector<Design>& designs,
                                                                  const int8_t* w, WeightLayout layout,
-                                                                 const GemmOptions& options = {});
+                                                                 const GemmOptions& options = {},
+                                                                 WeightStore& store = own_weights());
 
   // c[rows × N] = a[rows × K] · W. rows == 0 is a no-op.
   Status run(const int8_t* a, uint32_t rows, int32_t* c, CallStats* stats = nullptr);
@@ -92,6 +97,8 @@ class DeviceGemm {
   uint32_t capacity_rows() const { return capacity_rows_; }
   static constexpr size_t kRetainedBufferBytes = size_t(64) << 20;
   const GemmSetupStats& setup_stats() const { return setup_; }
+  // The uploaded weights its launches read (shared with other DeviceGemms when the store shares).
+  const DeviceWeights& weights() const { return *weights_; }
 
  private:
   DeviceGemm(Device& device, const GemmOptions& options) : device_(device), options_(options) {}
@@ -105,7 +112,8 @@ class DeviceGemm {
   Tiling tiling_;
   std::vector<uint32_t> block_sizes_;
   std::vector<std::shared_ptr<LoadedDesign>> designs_;  // parallel to block_sizes_
-  std::unique_ptr<BufferObject> w_bo_, a_bo_, c_bo_;
+  std::shared_ptr<const DeviceWeights> weights_;
+  std::unique_ptr<BufferObject> a_bo_, c_bo_;
   uint32_t capacity_rows_ = 0;
   GemmSetupStats setup_;
   // One call at a time; a queued call waits for `idle_` within its own deadline.

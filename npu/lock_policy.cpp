@@ -13,22 +13,32 @@ Result<LockPolicy> lock_policy_from_name(std::string_view name) {
 
 const char* lock_policy_name(LockPolicy policy) { return policy == LockPolicy::kPerCall ? "call" : "session"; }
 
-DeviceLease::~DeviceLease() {
-  std::lock_guard<std::mutex> guard(mutex_);
-  device_.unlock();
-}
-
-Status DeviceLease::begin_call() {
+Status LockHolds::acquire() {
   std::lock_guard<std::mutex> guard(mutex_);
   Status s = device_.try_lock();  // a no-op when this device already holds it
-  if (s) ++calls_in_flight_;
+  if (s) ++holds_;
   return s;
 }
 
-void DeviceLease::end_call() {
+void LockHolds::release() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (calls_in_flight_ > 0) --calls_in_flight_;
-  if (policy_ == LockPolicy::kPerCall && calls_in_flight_ == 0) device_.unlock();
+  if (holds_ > 0) --holds_;
+  if (holds_ == 0) device_.unlock();
 }
+
+DeviceLease::~DeviceLease() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (session_hold_) holds_.release();
+}
+
+Status DeviceLease::begin_call() {
+  Status s = holds_.acquire();
+  if (!s || policy_ != LockPolicy::kPerSession) return s;
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!session_hold_) session_hold_ = static_cast<bool>(holds_.acquire());
+  return s;
+}
+
+void DeviceLease::end_call() { holds_.release(); }
 
 }  // namespace onebit::npu

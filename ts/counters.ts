@@ -36,6 +36,9 @@ export interface OnebitCounters {
   designsLoaded: number;
   /** Shapes whose designs could not be had; their calls run on the host. */
   designsFailed: number;
+  /** Weight bytes this session packed and uploaded to the device; 0 for weights another session of
+   *  the process had uploaded already (shared, like the host's packed weights). */
+  deviceWeightBytes: number;
   /** Calls kept on the host because the device has no design for their group kind: MatMulNBits
    *  (block-scaled weights), a B that is an activation, batched weights. 0 without a device. */
   hostOnlyKind: number;

@@ -98,7 +98,8 @@ TEST(DeviceLock, KillingTheHolderMidRunReleasesTheLock) {
     std::vector<int8_t> w(256 * 128, 1), a(36 * 256, 1);
     auto gemm = DeviceGemm::create(**device, cache, 256, 128, w.data(), WeightLayout::kKN);
     if (!gemm) _exit(2);
-    DeviceLease lease(**device, LockPolicy::kPerSession);
+    LockHolds holds(**device);
+    DeviceLease lease(holds, LockPolicy::kPerSession);
     std::vector<int32_t> c(36 * 128);
     for (int i = 0;; ++i) {
       if (!lease.begin_call()) _exit(3);
@@ -153,7 +154,8 @@ TEST(DeviceLock, TwoProcessesContendPerCall) {
       const std::vector<int64_t> ref = onebit_npu_test::reference_gemm(a, w, 36, 64, 32);
       auto gemm = DeviceGemm::create(**device, cache, 64, 32, w.data(), WeightLayout::kKN);
       if (!gemm) _exit(2);
-      DeviceLease lease(**device, LockPolicy::kPerCall);
+      LockHolds holds(**device);
+      DeviceLease lease(holds, LockPolicy::kPerCall);
       int ran = 0, busy = 0;
       for (int i = 0; i < 150; ++i) {
         Status s = lease.begin_call();
@@ -195,8 +197,9 @@ TEST(DeviceLease, PerCallReleasesBetweenCallsPerSessionKeeps) {
   auto a = open_emu_device(options);
   auto b = open_emu_device(options);  // a second user of the same array (its own lock description)
   ASSERT_TRUE(a && b);
+  LockHolds holds(**a);
   {
-    DeviceLease lease(**a, LockPolicy::kPerCall);
+    DeviceLease lease(holds, LockPolicy::kPerCall);
     ASSERT_TRUE(lease.begin_call());
     EXPECT_EQ((*b)->try_lock().code(), ErrorCode::kBusy);
     ASSERT_TRUE(lease.begin_call());  // a second call in flight (another thread)
@@ -209,13 +212,45 @@ TEST(DeviceLease, PerCallReleasesBetweenCallsPerSessionKeeps) {
     (*b)->unlock();
   }
   {
-    DeviceLease lease(**a, LockPolicy::kPerSession);
+    DeviceLease lease(holds, LockPolicy::kPerSession);
     ASSERT_TRUE(lease.begin_call());
     lease.end_call();
     EXPECT_TRUE((*a)->locked());
     EXPECT_EQ((*b)->try_lock().code(), ErrorCode::kBusy);
   }  // the lease ends: released
   EXPECT_TRUE((*b)->try_lock());
+}
+
+// Sessions sharing one opened device (engine/shared_device.h) each have a lease on its holds: one
+// session's end of a call never unlocks the array under another's call or per-session hold.
+TEST(DeviceLease, LeasesOfOneDeviceReleaseTheLockWithTheLastHold) {
+  TempDir tmp;
+  EmuDeviceOptions options;
+  options.lock_path = tmp.file("npu.lock");
+  auto shared = open_emu_device(options);
+  auto other = open_emu_device(options);  // another process's use of the array
+  ASSERT_TRUE(shared && other);
+  LockHolds holds(**shared);
+  DeviceLease first(holds, LockPolicy::kPerCall), second(holds, LockPolicy::kPerCall);
+  ASSERT_TRUE(first.begin_call());
+  ASSERT_TRUE(second.begin_call());
+  first.end_call();
+  EXPECT_TRUE((*shared)->locked());  // the second session's call is still running
+  EXPECT_EQ((*other)->try_lock().code(), ErrorCode::kBusy);
+  second.end_call();
+  EXPECT_FALSE((*shared)->locked());
+  {
+    DeviceLease kept(holds, LockPolicy::kPerSession);
+    ASSERT_TRUE(kept.begin_call());
+    kept.end_call();
+    ASSERT_TRUE(first.begin_call());
+    first.end_call();
+    EXPECT_TRUE((*shared)->locked());  // the per-session lease still holds it
+    EXPECT_EQ((*other)->try_lock().code(), ErrorCode::kBusy);
+  }
+  EXPECT_FALSE((*shared)->locked());
+  EXPECT_TRUE((*other)->try_lock());
+  EXPECT_EQ(first.begin_call().code(), ErrorCode::kBusy);
 }
 
 TEST(DeviceLock, RemovedOrReplacedWhileHeldIsNoticedAtTheNextCall) {

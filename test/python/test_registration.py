@@ -116,6 +116,7 @@ TRACE_KEYS = [
     "designs_built",
     "designs_loaded",
     "designs_failed",
+    "device_weight_bytes",
     "host_only_kind",
     "host_ns",
     "device_ns",

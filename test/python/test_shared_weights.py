@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sessions of one model in one process share one packed copy of its weights (engine/shared_weights.h).
+"""Sessions of one model in one process share one packed copy of its weights (engine/shared_weights.h),
+and with a device (device=emu) one opened device and one upload of each weight to it
+(engine/shared_device.h, engine/shared_device_weights.h).
 
 Each arm runs in a child process, so that its proportional set size (PSS, /proc/self/smaps_rollup)
 is its own: it creates sessions one after the other, runs each once, and reports its PSS after
@@ -8,7 +10,9 @@ because such a session adds no copy of the weights at all: the packing is found 
 and ORT's copy of every initializer a group consumed is dropped (drop_constant_initializers) and
 paged out; what it adds is ORT's session state, a few MiB whatever the weights' size. The arm with
 sharing off (ONEBIT_SHARE_WEIGHTS=0) grows by about the packed size per session, so the bound
-would catch a second copy.
+would catch a second copy. On the emulated device a weight's upload is a buffer with a host and a
+device copy (npu/emu/emu_device.cpp), so a session that does not share adds about three times the
+packed size (host packing, the buffer's two copies), and one that does adds none of them.
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ ARM = textwrap.dedent("""
 
     es.ensure_registered()
     x = np.load(sys.argv[4])
+    options = json.loads(sys.argv[5])
     sessions, pss, outputs = [], [], []
-    for path in sys.argv[5:] * int(sys.argv[3]):
-        sessions.append(es.create_ep_session(pathlib.Path(path)))
+    for path in sys.argv[6:] * int(sys.argv[3]):
+        sessions.append(es.create_ep_session(pathlib.Path(path), options))
         outputs.append(sessions[-1].run(None, {"x_q": x})[0])
         pss.append(pss_bytes())
     np.save(sys.argv[4] + ".out.npy", np.stack(outputs))
@@ -76,13 +81,24 @@ def with_last_weight_byte_changed(m: onnx.ModelProto) -> onnx.ModelProto:
     return changed
 
 
-def run_arm(ep_lib, directory: pathlib.Path, models: list[pathlib.Path], rounds: int, share: bool):
-    """PSS after each session (`rounds` times through `models`) and each session's output."""
+def run_arm(ep_lib, directory: pathlib.Path, models: list[pathlib.Path], rounds: int, share: bool, options=None):
+    """PSS after each session (`rounds` times through `models`, created with the EP `options`) and
+    each session's output."""
     x_path = directory / "x.npy"
     np.save(x_path, activation())
     env = dict(os.environ, ONEBIT_SHARE_WEIGHTS="1" if share else "0")
     out = subprocess.run(
-        [sys.executable, "-c", ARM, ep_lib, str(HERE), str(rounds), str(x_path), *map(str, models)],
+        [
+            sys.executable,
+            "-c",
+            ARM,
+            ep_lib,
+            str(HERE),
+            str(rounds),
+            str(x_path),
+            json.dumps(options or {}),
+            *map(str, models),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -98,6 +114,15 @@ def model_dir():
     (REPO / "build").mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(dir=REPO / "build") as directory:
         yield pathlib.Path(directory)
+
+
+@pytest.fixture
+def emu(tmp_path, monkeypatch):
+    """Options for sessions on the emulated device, every call on it, with their own design cache
+    and lock file (children inherit the environment)."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.delenv("ONEBIT_DEVICE", raising=False)
+    return {"device": "emu", "min_device_rows": "1", "designs_dir": str(tmp_path / "designs")}
 
 
 def saved(m: onnx.ModelProto, path: pathlib.Path) -> pathlib.Path:
@@ -129,6 +154,49 @@ def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir):
     assert growth[False] > 0.75 * WEIGHT_BYTES, f"sharing off should add a copy per session: {growth}"
 
 
+@pytest.mark.memory
+def test_device_sessions_share_the_uploaded_weights(ep_lib, model_dir, emu):
+    m = model()
+    path = saved(m, model_dir / "stack.onnx")
+    expected = reference.reference_run(m, {"x_q": activation()})[0]
+    sessions = 4
+    growth = {}
+    for share in (True, False):
+        pss, outputs = run_arm(ep_lib, model_dir, [path], sessions, share, emu)
+        for i, y in enumerate(outputs):
+            np.testing.assert_array_equal(y, expected, err_msg=f"session {i} on emu, share={share}")
+        growth[share] = (pss[-1] - pss[0]) / (sessions - 1)
+        es.record_measurement(
+            f"shared device weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights on device=emu, PSS "
+            f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
+            f"extra session with sharing {'on' if share else 'off'}"
+        )
+    assert growth[True] < 0.25 * WEIGHT_BYTES, growth
+    # The host packing and the device buffer's two copies: the device's part is in the measure.
+    assert growth[False] > 2.5 * WEIGHT_BYTES, f"sharing off should add three copies per session: {growth}"
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_a_device_session_beside_another_uploads_nothing(ep_lib, emu, monkeypatch, share):
+    """The second session of a model on the device finds every weight uploaded (device_weight_bytes
+    0) and computes the same exact outputs; with ONEBIT_SHARE_WEIGHTS=0 it uploads its own."""
+    monkeypatch.setenv("ONEBIT_SHARE_WEIGHTS", "1" if share else "0")
+    m = qm.build_qdq_stack(dims=(256, 512, 256), seed=1)
+    x = qm.random_activation(np.int8, (ROWS, 256), seed=4)
+    expected = reference.reference_run(m, {"x_q": x})[0]
+    alone = es.run_with_ep(m, {"x_q": x}, options=emu)
+    held = es.create_ep_session(m, emu)
+    np.testing.assert_array_equal(held.run(None, {"x_q": x})[0], expected)
+    beside = es.run_with_ep(m, {"x_q": x}, options=emu)
+    del held
+    for run in (alone, beside):
+        np.testing.assert_array_equal(run.outputs[0][0], expected)
+        assert run.counters["device_calls"] == 2 and run.counters["device_fallbacks"] == 0, run.counters
+    assert alone.counters["device_weight_bytes"] >= 2 * 256 * 512, alone.counters  # the two weights, padded
+    uploaded = alone.counters["device_weight_bytes"] if not share else 0
+    assert beside.counters["device_weight_bytes"] == uploaded, (share, beside.counters)
+
+
 def test_models_one_byte_apart_do_not_share(ep_lib, model_dir):
     a = model()
     b = with_last_weight_byte_changed(a)
@@ -142,8 +210,11 @@ def test_models_one_byte_apart_do_not_share(ep_lib, model_dir):
         np.testing.assert_array_equal(y, expected[i % 2], err_msg=f"session {i}")
 
 
-def test_concurrent_creation_and_release(ep_lib):
-    """Threads creating, running and releasing sessions of two models at once: every output exact."""
+@pytest.mark.parametrize("device", ["none", "emu"])
+def test_concurrent_creation_and_release(ep_lib, emu, device):
+    """Threads creating, running and releasing sessions of two models at once, on the host or all
+    on one emulated device: every output exact."""
+    options = emu if device == "emu" else {"device": "none"}
     models = [qm.build_qdq_stack(dims=(256, 512, 256), seed=s) for s in (1, 2)]
     data = [m.SerializeToString() for m in models]
     x = qm.random_activation(np.int8, (ROWS, 256), seed=4)
@@ -154,7 +225,7 @@ def test_concurrent_creation_and_release(ep_lib):
         try:
             for round_ in range(6):
                 which = (t + round_) % 2
-                sess = es.create_ep_session(data[which])
+                sess = es.create_ep_session(data[which], options)
                 y = sess.run(None, {"x_q": x})[0]
                 if not np.array_equal(y, expected[which]):
                     errors.append(f"thread {t} round {round_}: output differs from the reference")
