@@ -6,25 +6,13 @@ namespace onebit {
 namespace {
 
 constexpr const char* kNames[] = {
-    "group_runs",
-    "groups",
-    "host_rows_policy",
-    "host_routes",
-    "device_fallbacks",
-    "device_busy",
-    "device_breaker_skips",
-    "device_calls",
-    "device_launches",
-    "a_bytes_synced",
-    "c_bytes_synced",
-    "c_syncs_narrowed",
-    "c_syncs_whole",
-    "designs_built",
-    "designs_loaded",
-    "designs_failed",
-    "host_only_kind",
-    "host_ns",
-    "device_ns",
+    "group_runs",           "groups",           "host_rows_policy",
+    "host_routes",          "device_fallbacks", "device_busy",
+    "device_breaker_skips", "device_calls",     "device_launches",
+    "a_bytes_synced",       "c_bytes_synced",   "c_syncs_narrowed",
+    "c_syncs_whole",        "designs_built",    "designs_loaded",
+    "designs_failed",       "host_only_kind",   "packed_cache_hits",
+    "packed_cache_writes",  "host_ns",          "device_ns",
 };
 static_assert(std::size(kNames) == static_cast<size_t>(Counter::Count), "one name per counter");
 

@@ -24,10 +24,12 @@ enum class Counter {
   CSyncsWhole,     // C syncs of the whole buffer (ONEBIT_NPU_NO_C_NARROW, ONEBIT_NPU_DBG)
   DesignsBuilt,
   DesignsLoaded,
-  DesignsFailed,  // shapes whose designs could not be had: their calls run on the host
-  HostOnlyKind,   // calls kept on the host: the device has no design for their group kind
-  HostNs,         // time in host calls (gemm_q8 + epilogue)
-  DeviceNs,       // time in device calls (upload, launches, syncs, epilogue)
+  DesignsFailed,      // shapes whose designs could not be had: their calls run on the host
+  HostOnlyKind,       // calls kept on the host: the device has no design for their group kind
+  PackedCacheHits,    // weights mapped from the packed-weights cache folder instead of packed
+  PackedCacheWrites,  // weights packed and written to the packed-weights cache folder
+  HostNs,             // time in host calls (gemm_q8 + epilogue)
+  DeviceNs,           // time in device calls (upload, launches, syncs, epilogue)
   Count
 };
 

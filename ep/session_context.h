@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // What one session's EP and its fused kernels share: options, counters, the device, the route
-// policy and the trace file.
+// policy, the trace file and the packed-weights cache folder.
 #pragma once
 #include <memory>
+#include <optional>
 
 #include "engine/counters.h"
 #include "engine/ep_options.h"
+#include "engine/packed_cache.h"
 #include "engine/route_policy.h"
 #include "engine/session_device.h"
 #include "ort_api.h"
@@ -20,8 +22,9 @@ struct SessionContext {
   Counters counters;
   std::unique_ptr<SessionDevice> device;  // null: host only
   RoutePolicy policy;
-  std::unique_ptr<TraceFile> trace_file;  // null: no per-call events
-  WarnOnce device_warnings;               // each distinct device failure is logged once
+  std::unique_ptr<TraceFile> trace_file;    // null: no per-call events
+  WarnOnce device_warnings;                 // each distinct device failure is logged once
+  std::optional<PackedCache> packed_cache;  // option packed_cache_dir; none: packed weights stay in the process
 };
 
 }  // namespace onebit

@@ -117,6 +117,8 @@ TRACE_KEYS = [
     "designs_loaded",
     "designs_failed",
     "host_only_kind",
+    "packed_cache_hits",
+    "packed_cache_writes",
     "host_ns",
     "device_ns",
 ]
