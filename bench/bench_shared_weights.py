@@ -7,7 +7,7 @@ fresh child process. Memory only: timings on a shared machine would mean nothing
 With --processes P, also the packed-weights cache folder (option packed_cache_dir) across
 processes: the PSS of one process alone with one session (the cache empty: it packs and writes),
 then the total PSS of P processes holding one session each at once (the cache warm: they map
-it); and the session creation time of a first process (empty cache) against a second one (warm
+it), and of P processes without the cache; and the session creation time of a first process (empty cache) against a second one (warm
 cache), the median of --rounds rounds, each with a fresh cache folder: the one timing here, whose
 ratio matters more than its value on a shared machine.
 
@@ -66,7 +66,7 @@ print(json.dumps(pss))
 """
 
 
-# One process, one session with the cache folder argv[4]: its creation time, and its PSS once the
+# One process, one session with the cache folder argv[4] ("": none): its creation time, and its PSS once the
 # `processes` processes that share the barrier folder argv[5] all hold theirs.
 PROCESS = """
 import json, os, pathlib, sys, time
@@ -86,7 +86,8 @@ def wait_for(barrier, phase, processes):
 model, lib, ep_name, cache, barrier, processes = sys.argv[1:7]
 ort.register_execution_provider_library("onebit", lib)
 so = ort.SessionOptions()
-so.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == ep_name], {"packed_cache_dir": cache})
+options = {"packed_cache_dir": cache} if cache else {}
+so.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == ep_name], options)
 start = time.perf_counter()
 s = ort.InferenceSession(model, sess_options=so)
 created = time.perf_counter() - start
@@ -104,7 +105,7 @@ print(json.dumps({"created_s": created, "pss_mib": pss}))
 
 
 def processes_arm(model: str, lib: str, cache: str, processes: int) -> list[dict]:
-    """`processes` processes at once, one session each with the cache folder `cache`."""
+    """`processes` processes at once, one session each with the cache folder `cache` ("": none)."""
     with tempfile.TemporaryDirectory() as barrier:
         children = [
             subprocess.Popen(
@@ -137,6 +138,8 @@ def cache_across_processes(model: str, lib: str, processes: int, rounds: int) ->
         alone = processes_arm(model, lib, cache, 1)[0]["pss_mib"]
         together = processes_arm(model, lib, cache, processes)
     total = sum(r["pss_mib"] for r in together)
+    without = sum(r["pss_mib"] for r in processes_arm(model, lib, "", processes))
+    print(f"  without the cache folder, {processes} processes at once: {without:.1f} MiB")
     print(
         f"  packed_cache_dir, processes: PSS of one process {alone:.1f} MiB; {processes} at once "
         + " + ".join(f"{r['pss_mib']:.1f}" for r in together)

@@ -82,8 +82,9 @@ bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int6
   const BlockIndex index(p);
   bool same = true;  // the padding is never read against a nonzero value: only the values count
   std::vector<int32_t> col_sum(static_cast<size_t>(N), 0);  // checked too: p may come from a file
+  const int8_t* blocks = p.blocks.data();                   // once: data() picks the owned or the mapped bytes
   for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
-    same &= p.blocks[index(k, n)] == value;
+    same &= blocks[index(k, n)] == value;
     col_sum[static_cast<size_t>(n)] += value;
   });
   return same && col_sum == p.col_sum;

@@ -116,9 +116,10 @@ bool packs_to(const PackedNBits& p, const NBitsWeights& w) {
   if (p.K != geometry.K || p.N != geometry.N || p.bits != geometry.bits || p.block_size != geometry.block_size ||
       p.has_zero_points != geometry.has_zero_points)
     return false;
-  bool same = true;  // what packing never puts is 0 in both
+  bool same = true;                     // what packing never puts is 0 in both
+  const uint8_t* data = p.data.data();  // once: data() picks the owned or the mapped bytes
   for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t mask, uint8_t value) {
-    same &= ((p.data[static_cast<size_t>(offset)] >> shift) & mask) == value;
+    same &= ((data[static_cast<size_t>(offset)] >> shift) & mask) == value;
   });
   return same;
 }
