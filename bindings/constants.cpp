@@ -46,6 +46,7 @@ Napi::Object constants(Napi::Env env) {
   o.Set("counters", counters);
   o.Set("deviceMinRows", static_cast<double>(kDeviceMinRows));
   o.Set("maxDeviceTimeoutMs", static_cast<double>(EpOptions::kMaxDeviceTimeoutMs));
+  o.Set("maxPackedCacheMb", static_cast<double>(EpOptions::kMaxPackedCacheMb));
   o.Set("maxK", static_cast<double>(kMaxK));
   o.Set("hostKernel", selected_kernel_name());
   Napi::Object probe = Napi::Object::New(env);

@@ -24,6 +24,8 @@ constexpr const char* kNames[] = {
     "designs_failed",
     "device_weight_bytes",
     "host_only_kind",
+    "packed_cache_hits",
+    "packed_cache_writes",
     "host_ns",
     "device_ns",
 };

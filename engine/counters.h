@@ -27,6 +27,8 @@ enum class Counter {
   DesignsFailed,      // shapes whose designs could not be had: their calls run on the host
   DeviceWeightBytes,  // weight bytes packed and uploaded to the device (none for weights found there)
   HostOnlyKind,       // calls kept on the host: the device has no design for their group kind
+  PackedCacheHits,    // weights mapped from the packed-weights cache folder instead of packed
+  PackedCacheWrites,  // weights packed and written to the packed-weights cache folder
   HostNs,             // time in host calls (gemm_q8 + epilogue)
   DeviceNs,           // time in device calls (upload, launches, syncs, epilogue)
   Count

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/ep_options.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -59,6 +64,24 @@ bool share_weights_from_env() {
   throw std::invalid_argument("onebit: ONEBIT_SHARE_WEIGHTS=" + value + " is invalid: use 0 or 1");
 }
 
+// A packed_cache_dir value: an existing directory this process may write into, else an error
+// naming `key`, the value and why (the cache is opt-in: a folder that cannot be used is a mistake
+// to report, not to work around silently).
+std::string checked_cache_dir(const std::string& key, const std::string& value) {
+  struct stat info{};
+  std::string why;
+  if (value.empty() || value.find('\0') != std::string::npos)
+    why = "empty";
+  else if (::stat(value.c_str(), &info) != 0)
+    why = std::strerror(errno);
+  else if (!S_ISDIR(info.st_mode))
+    why = "not a directory";
+  else if (::access(value.c_str(), W_OK | X_OK) != 0)
+    why = std::string("not writable: ") + std::strerror(errno);
+  if (!why.empty()) throw bad_value(key, value, "an existing writable directory (" + why + ")");
+  return value;
+}
+
 }  // namespace
 
 std::invalid_argument option_error(const std::string& key, const std::string& value, std::string reason) {
@@ -101,6 +124,10 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
       if (value != kNbitsAccuracyValues[0] && value != kNbitsAccuracyValues[1])
         throw bad_value(key, value, "level4 or any");
       options.nbits_any_accuracy = value == kNbitsAccuracyValues[1];
+    } else if (key == "packed_cache_dir") {
+      options.packed_cache_dir = checked_cache_dir(key, value);
+    } else if (key == "packed_cache_max_mb") {
+      options.packed_cache_max_mb = parse_int(key, value, 1, EpOptions::kMaxPackedCacheMb);
     } else {
       throw std::invalid_argument("onebit: unknown option '" + key + "'; valid options are: " + valid_keys());
     }
@@ -109,6 +136,9 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
   options.activation_matmuls = activation_matmuls_from_env();
   options.share_weights = share_weights_from_env();
+  const char* cache_env = std::getenv("ONEBIT_PACKED_CACHE_DIR");
+  if (options.packed_cache_dir.empty() && cache_env != nullptr && *cache_env != '\0')
+    options.packed_cache_dir = checked_cache_dir("ONEBIT_PACKED_CACHE_DIR", cache_env);
   return options;
 }
 

@@ -20,9 +20,18 @@ constexpr int64_t kDeviceMinRows = 8;
 
 // The provider option keys, as ORT passes them (snake_case); the Node package's camelCase options
 // map onto these.
-constexpr std::array<const char*, 10> kOptionKeys = {"device",      "min_device_rows",      "designs_dir", "routes",
-                                                     "device_lock", "device_timeout_ms",    "trace",       "session_id",
-                                                     "cost_model",  "matmul_nbits_accuracy"};
+constexpr std::array<const char*, 12> kOptionKeys = {"device",
+                                                     "min_device_rows",
+                                                     "designs_dir",
+                                                     "routes",
+                                                     "device_lock",
+                                                     "device_timeout_ms",
+                                                     "trace",
+                                                     "session_id",
+                                                     "cost_model",
+                                                     "matmul_nbits_accuracy",
+                                                     "packed_cache_dir",
+                                                     "packed_cache_max_mb"};
 
 // A value of one option that the EP cannot use starts its message with these words and the key:
 // "onebit: option <key>='<value>' is invalid; <reason>". The Node addon finds them inside ORT's
@@ -74,6 +83,13 @@ struct EpOptions {
   // Packed weights shared with the process's other sessions (engine/shared_weights.h);
   // ONEBIT_SHARE_WEIGHTS=0 gives the session its own copy (not an option: for measuring).
   bool share_weights = true;
+  // A packed-weights cache folder shared with other processes (engine/packed_cache.h); empty =
+  // none. ONEBIT_PACKED_CACHE_DIR gives it to sessions that do not set it. Checked here: an
+  // existing, writable directory.
+  std::string packed_cache_dir;
+  // The most its entries may take together; least recently used ones are removed to stay under it.
+  int64_t packed_cache_max_mb = 2048;
+  static constexpr int64_t kMaxPackedCacheMb = int64_t{1} << 30;  // 1 PiB: bytes fit in 64 bits
 };
 
 // A trace option's value names a file, rather than being a typo of 0/1 such as "yes", when it
@@ -85,7 +101,7 @@ bool is_trace_path(std::string_view value);
 constexpr const char* kTracePathRule = "absolute, starting with ./ or ../, or ending in .json";
 
 // Parses `entries` (keys without the "ep.<name>." prefix), then applies ONEBIT_EP_TRACE,
-// ONEBIT_ACTIVATION_MATMULS and ONEBIT_SHARE_WEIGHTS.
+// ONEBIT_ACTIVATION_MATMULS, ONEBIT_SHARE_WEIGHTS and ONEBIT_PACKED_CACHE_DIR.
 // Unknown keys and bad values throw std::invalid_argument naming the key and what is valid.
 EpOptions parse_ep_options(const std::map<std::string, std::string>& entries);
 

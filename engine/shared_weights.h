@@ -8,6 +8,11 @@
 // its values; a candidate under that key is taken only if the new weight, read back through the
 // packed layout value by value (`packs_to`), packs to exactly its bytes. The hash only finds
 // candidates: a collision costs one comparison, never a wrong hit.
+//
+// On a miss, a packed-weights cache folder (engine/packed_cache.h), when the session has one,
+// shares the packing across processes: an entry read back alike is mapped instead of packing, and
+// a packing made here is written there and then served from the file, so every process maps the
+// same pages.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -84,14 +89,35 @@ class PackRegistry {
 // A hash of `bytes` bytes, chained from `seed`. Not cryptographic: it only picks candidates.
 uint64_t content_hash(const void* data, size_t bytes, uint64_t seed = 0);
 
-// pack_weights' result for these operands, shared with every live group of the process that
-// packed the same bytes (read back value by value); with `share` false, the caller's own copy.
+class PackedCache;
+
+// How widely a packing is shared.
+struct WeightSharing {
+  bool in_process = true;              // with the process's other groups (ONEBIT_SHARE_WEIGHTS)
+  const PackedCache* cache = nullptr;  // and with other processes, through this cache folder
+};
+
+// Where a packing came from (the counters), and what went wrong with the cache (a warning).
+struct PackOutcome {
+  enum class Origin { Packed, Registry, CacheFile };
+  Origin origin = Origin::Packed;
+  bool cache_written = false;  // packed here, written to the cache and served from the written file
+  std::string cache_problem;   // an entry that failed its checks (then repacked), a write that failed
+};
+
+// pack_weights' result for these operands, shared as `sharing` says with every group that packed
+// the same bytes (read back value by value); with in_process false, the caller's own copy. A
+// cache entry is taken only when it reads back as this weight's packing; otherwise the weight is
+// packed and its entry (re)written.
 std::shared_ptr<const PackedWeights> shared_pack_weights(const void* w, QType type, int64_t K, int64_t N, bool b_is_nk,
                                                          const int32_t* zero_points, int64_t zero_point_count,
-                                                         bool share = true, KGroup group = selected_k_group());
+                                                         const WeightSharing& sharing = {},
+                                                         KGroup group = selected_k_group(),
+                                                         PackOutcome* outcome = nullptr);
 // pack_nbits_weights' result, shared alike; null for malformed weights, with pack_nbits_weights'
 // message in `error`.
-std::shared_ptr<const PackedNBits> shared_pack_nbits(const NBitsWeights& w, bool share, std::string& error);
+std::shared_ptr<const PackedNBits> shared_pack_nbits(const NBitsWeights& w, const WeightSharing& sharing,
+                                                     std::string& error, PackOutcome* outcome = nullptr);
 
 // The process's registries (tests count their live entries).
 PackRegistry<PackedWeights>& packed_weights_registry();

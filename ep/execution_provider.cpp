@@ -116,6 +116,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
 // Builds one kernel per fused group: reads the constants from the group's own graph, sets up its
 // device leg from the model's weight (while ORT still holds it), packs the host weights, finds
 // which kernel input is which.
+WeightSharing weight_sharing(const SessionContext& session) {
+  return {session.options.share_weights, session.packed_cache ? &*session.packed_cache : nullptr};
+}
+
 FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
   const char* fused_name = nullptr;
   check(ort().Node_GetName(fused_node, &fused_name));
@@ -143,7 +147,16 @@ FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, Ses
                          : ""));
         }
       }
-      GroupPlan plan = pack_group(std::move(source), session.options.share_weights);
+      std::vector<PackOutcome> outcomes;
+      GroupPlan plan = pack_group(std::move(source), weight_sharing(session), outcomes);
+      for (const PackOutcome& outcome : outcomes) {
+        if (outcome.origin == PackOutcome::Origin::CacheFile) count(session.counters, Counter::PackedCacheHits);
+        if (outcome.cache_written) count(session.counters, Counter::PackedCacheWrites);
+        // Names the file and the failed check; each file's trouble is met once (then rewritten or shared).
+        if (!outcome.cache_problem.empty())
+          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+              "onebit: packed-weights cache: " + outcome.cache_problem + "; packed the weight instead");
+      }
       plan.device = std::move(device);
       const KernelInputs inputs =
           find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
@@ -214,6 +227,9 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   } catch (const std::invalid_argument& e) {
     throw option_error(o.trace_file_from, o.trace_file, e.what());
   }
+  if (!session.options.packed_cache_dir.empty())
+    session.packed_cache.emplace(session.options.packed_cache_dir,
+                                 static_cast<uint64_t>(session.options.packed_cache_max_mb) << 20);
   publish_session_counters(session.options.session_id, &session.counters);
 }
 

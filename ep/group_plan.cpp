@@ -420,12 +420,12 @@ GroupSource read_group(const GroupMatch& m, const GraphIndex& g) {
   return src;
 }
 
-GroupPlan pack_group(GroupSource src, bool share) {
+GroupPlan pack_group(GroupSource src, const WeightSharing& sharing, std::vector<PackOutcome>& outcomes) {
   GroupPlan plan = std::move(src.plan);
   if (plan.b_per_call) return plan;  // B is packed per call
   if (src.is_nbits()) {
     std::string error;
-    plan.block_weights = shared_pack_nbits(src.nbits, share, error);
+    plan.block_weights = shared_pack_nbits(src.nbits, sharing, error, &outcomes.emplace_back());
     require(plan.block_weights != nullptr, error);
     plan.block_bias.assign(plan.epilogue.bias.begin(), plan.epilogue.bias.end());  // float values, widened once
     (void)page_out(src.nbits.b, static_cast<size_t>(src.nbits.b_bytes));
@@ -438,7 +438,8 @@ GroupPlan pack_group(GroupSource src, bool share) {
   const auto zp_count = static_cast<int64_t>(src.b_zero_points.size());
   for (size_t b = 0; b < batches; ++b) {
     const uint8_t* w = bytes + b * per_batch;
-    plan.weights.push_back(shared_pack_weights(w, src.b_type, plan.K, plan.N, src.b_is_nk, zp, zp_count, share));
+    plan.weights.push_back(shared_pack_weights(w, src.b_type, plan.K, plan.N, src.b_is_nk, zp, zp_count, sharing,
+                                               selected_k_group(), &outcomes.emplace_back()));
   }
   (void)page_out(bytes, src.w.count());  // ORT's copy is not read again (see page_out.h)
   return plan;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/fused_group.h"
+#include "engine/shared_weights.h"
 #include "group_match.h"
 
 namespace onebit {
@@ -50,8 +51,9 @@ ONNXTensorElementDataType element_type_of(QType t);
 // Throws UnsupportedGroup naming the value and the reason.
 GroupSource read_group(const GroupMatch& match, const GraphIndex& graph);
 
-// Packs the weights, shared with the process's other groups of the same packed bytes when `share`
-// (engine/shared_weights.h), then pages ORT's copy out.
-GroupPlan pack_group(GroupSource source, bool share);
+// Packs the weights, shared as `sharing` says with the process's other groups of the same packed
+// bytes and through the packed-weights cache folder (engine/shared_weights.h), then pages ORT's
+// copy out. Appends where each weight's packing came from to `outcomes`.
+GroupPlan pack_group(GroupSource source, const WeightSharing& sharing, std::vector<PackOutcome>& outcomes);
 
 }  // namespace onebit

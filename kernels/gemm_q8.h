@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/huge_page_allocator.h"
+#include "kernels/packed_bytes.h"
 #include "kernels/quant_types.h"
 
 namespace onebit {
@@ -34,9 +34,9 @@ struct PackedWeights {
   int64_t K = 0;
   int64_t N = 0;
   KGroup group = KGroup::Pairs;
-  std::vector<int8_t, HugePageAllocator<int8_t>> blocks;  // n_blocks() × block_bytes()
-  std::vector<int32_t> zero_point;                        // per column
-  std::vector<int32_t> col_sum;                           // sum over k of the shifted w[k][n]
+  PackedBytes<int8_t> blocks;       // n_blocks() × block_bytes()
+  std::vector<int32_t> zero_point;  // per column
+  std::vector<int32_t> col_sum;     // sum over k of the shifted w[k][n]
 
   int64_t group_size() const { return static_cast<int64_t>(group); }
   int64_t k_padded() const { return (K + group_size() - 1) / group_size() * group_size(); }

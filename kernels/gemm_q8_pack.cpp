@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "kernels/gemm_q8.h"
 
@@ -56,14 +58,15 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
   p.K = K;
   p.N = N;
   p.group = group;
-  p.blocks.assign(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
+  PackedBytes<int8_t>::Owned blocks(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
   p.zero_point.assign(static_cast<size_t>(N), 0);
   p.col_sum.assign(static_cast<size_t>(N), 0);
   const BlockIndex index(p);
   for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
-    p.blocks[index(k, n)] = value;
+    blocks[index(k, n)] = value;
     p.col_sum[static_cast<size_t>(n)] += value;
   });
+  p.blocks = PackedBytes<int8_t>(std::move(blocks));
   for (int64_t n = 0; n < N; ++n)
     p.zero_point[static_cast<size_t>(n)] = packed_zero_point(type, zero_points, zero_point_count, n);
   return p;
@@ -71,14 +74,20 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
 
 bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int64_t N, bool w_is_nk,
               const int32_t* zero_points, int64_t zero_point_count) {
-  if (p.K != K || p.N != N) return false;
+  if (p.K != K || p.N != N || p.blocks.size() != static_cast<size_t>(p.n_blocks() * p.block_bytes()) ||
+      p.zero_point.size() != static_cast<size_t>(N) || p.col_sum.size() != static_cast<size_t>(N))
+    return false;
   for (int64_t n = 0; n < N; ++n)
     if (p.zero_point[static_cast<size_t>(n)] != packed_zero_point(type, zero_points, zero_point_count, n)) return false;
   const BlockIndex index(p);
-  bool same = true;  // the padding is zero in both, and the column sums follow from the values
-  for_each_value(w, type, K, N, w_is_nk,
-                 [&](int64_t k, int64_t n, int8_t value) { same &= p.blocks[index(k, n)] == value; });
-  return same;
+  bool same = true;  // the padding is never read against a nonzero value: only the values count
+  std::vector<int32_t> col_sum(static_cast<size_t>(N), 0);  // checked too: p may come from a file
+  const int8_t* blocks = p.blocks.data();                   // once: data() picks the owned or the mapped bytes
+  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
+    same &= blocks[index(k, n)] == value;
+    col_sum[static_cast<size_t>(n)] += value;
+  });
+  return same && col_sum == p.col_sum;
 }
 
 namespace {

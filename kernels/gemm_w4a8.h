@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/huge_page_allocator.h"
+#include "kernels/packed_bytes.h"
 
 namespace onebit {
 
@@ -47,7 +47,7 @@ struct NBitsWeights {
 struct PackedNBits {
   int64_t K = 0, N = 0, bits = 4, block_size = 32;
   bool has_zero_points = false;
-  std::vector<uint8_t, HugePageAllocator<uint8_t>> data;
+  PackedBytes<uint8_t> data;
 
   int64_t k_blocks() const { return (K + block_size - 1) / block_size; }
   int64_t tiles() const { return (N + kW4A8TileN - 1) / kW4A8TileN; }
@@ -62,6 +62,9 @@ struct PackedNBits {
   int32_t zero_point(int64_t b, int64_t n) const;
 };
 
+// Sets every field of `out` but data as pack_nbits_weights(w) would (data will hold tiles() ×
+// tile_stride() bytes); returns an empty string, or what is malformed, as pack_nbits_weights does.
+std::string packed_nbits_geometry(const NBitsWeights& w, PackedNBits& out);
 // Packs `w` into `out`; returns an empty string, or what is malformed (sizes, bits, block size)
 // and leaves `out` untouched.
 std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out);

@@ -86,38 +86,40 @@ void for_each_packed_bits(const NBitsWeights& w, const PackedNBits& p, Put&& put
   }
 }
 
-PackedNBits packed_geometry(const NBitsWeights& w) {
-  PackedNBits p;
-  p.K = w.K;
-  p.N = w.N;
-  p.bits = w.bits;
-  p.block_size = w.block_size;
-  p.has_zero_points = w.zero_points != nullptr;
-  return p;
-}
-
 }  // namespace
 
-std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
+std::string packed_nbits_geometry(const NBitsWeights& w, PackedNBits& out) {
   if (std::string error = shape_error(w); !error.empty()) return error;
-  PackedNBits p = packed_geometry(w);
-  p.data.assign(static_cast<size_t>(p.tiles() * p.tile_stride()), 0);
+  out.K = w.K;
+  out.N = w.N;
+  out.bits = w.bits;
+  out.block_size = w.block_size;
+  out.has_zero_points = w.zero_points != nullptr;
+  return {};
+}
+
+std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
+  PackedNBits p;
+  if (std::string error = packed_nbits_geometry(w, p); !error.empty()) return error;
+  PackedBytes<uint8_t>::Owned data(static_cast<size_t>(p.tiles() * p.tile_stride()), 0);
   for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t, uint8_t value) {
-    p.data[static_cast<size_t>(offset)] = static_cast<uint8_t>(p.data[static_cast<size_t>(offset)] | (value << shift));
+    data[static_cast<size_t>(offset)] = static_cast<uint8_t>(data[static_cast<size_t>(offset)] | (value << shift));
   });
+  p.data = PackedBytes<uint8_t>(std::move(data));
   out = std::move(p);
   return {};
 }
 
 bool packs_to(const PackedNBits& p, const NBitsWeights& w) {
-  if (!shape_error(w).empty()) return false;
-  const PackedNBits geometry = packed_geometry(w);
+  PackedNBits geometry;
+  if (!packed_nbits_geometry(w, geometry).empty()) return false;
   if (p.K != geometry.K || p.N != geometry.N || p.bits != geometry.bits || p.block_size != geometry.block_size ||
       p.has_zero_points != geometry.has_zero_points)
     return false;
-  bool same = true;  // what packing never puts is 0 in both
+  bool same = true;                     // what packing never puts is 0 in both
+  const uint8_t* data = p.data.data();  // once: data() picks the owned or the mapped bytes
   for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t mask, uint8_t value) {
-    same &= ((p.data[static_cast<size_t>(offset)] >> shift) & mask) == value;
+    same &= ((data[static_cast<size_t>(offset)] >> shift) & mask) == value;
   });
   return same;
 }

@@ -83,6 +83,8 @@ export interface NativeConstants {
   deviceMinRows: number;
   /** Largest device_timeout_ms (one day). */
   maxDeviceTimeoutMs: number;
+  /** Largest packed_cache_max_mb. */
+  maxPackedCacheMb: number;
   /** The host kernel this process selected (avx512vnni, avxvnni, avx2 or portable; ONEBIT_KERNEL forces one). */
   hostKernel: string;
   /** Largest K whose int32 accumulators cannot overflow. */

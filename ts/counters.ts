@@ -42,6 +42,10 @@ export interface OnebitCounters {
   /** Calls kept on the host because the device has no design for their group kind: MatMulNBits
    *  (block-scaled weights), a B that is an activation, batched weights. 0 without a device. */
   hostOnlyKind: number;
+  /** Weights mapped from the packed-weights cache folder (option packedCacheDir) instead of packed. */
+  packedCacheHits: number;
+  /** Weights packed and written to the packed-weights cache folder (then mapped from it). */
+  packedCacheWrites: number;
   /** Nanoseconds in host calls (gemm_q8 + epilogue). */
   hostNs: number;
   /** Nanoseconds in device calls (upload, launches, syncs, epilogue). */

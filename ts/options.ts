@@ -61,6 +61,15 @@ export interface OnebitOptions {
    * activations all the same, so their outputs change by that rounding).
    */
   matmulNbitsAccuracy?: 'level4' | 'any';
+  /**
+   * A packed-weights cache folder (an existing writable directory) shared by every process that
+   * names it: a weight's packed layout is written there once and mapped read-only by the others,
+   * which share its memory and skip the packing. Default: none (ONEBIT_PACKED_CACHE_DIR sets it
+   * for sessions that do not). See docs/options.md.
+   */
+  packedCacheDir?: string;
+  /** The most the cache folder's entries may take, in MiB; least recently used ones are removed. Integer >= 1, default 2048. */
+  packedCacheMaxMb?: number;
 }
 
 /** The entry for `executionProviders`: `{ name: 'onebit', ...OnebitOptions }`. */
@@ -172,6 +181,20 @@ export function validateOnebitOptions(entry: unknown): OnebitOptions {
           key,
         );
       options.matmulNbitsAccuracy = value as 'level4' | 'any';
+    } else if (key === 'packedCacheDir') {
+      const dir = nonEmptyPath(key, value, 'an existing writable directory for the packed-weights cache');
+      if (!existsSync(dir) || !statSync(dir).isDirectory())
+        throw new OnebitOptionError(
+          `onebit option packedCacheDir=${JSON.stringify(value)} is invalid: ${dir} is not an existing directory`,
+        );
+      options.packedCacheDir = dir;
+    } else if (key === 'packedCacheMaxMb') {
+      const max = nativeConstants().maxPackedCacheMb;
+      if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max)
+        throw new OnebitOptionError(
+          `onebit option packedCacheMaxMb=${JSON.stringify(value)} is invalid: use an integer number of MiB from 1 to ${max}`,
+        );
+      options.packedCacheMaxMb = value as number;
     } else {
       throw new OnebitOptionError(
         `unknown onebit option '${key}'${suggestion(key)}; valid options are: ${validKeys().join(', ')}`,
@@ -193,6 +216,8 @@ export function providerOptions(options: OnebitOptions): [string, string][] {
   if (options.deviceTimeoutMs !== undefined) pairs.push(['device_timeout_ms', String(options.deviceTimeoutMs)]);
   if (options.costModel !== undefined) pairs.push(['cost_model', options.costModel]);
   if (options.matmulNbitsAccuracy !== undefined) pairs.push(['matmul_nbits_accuracy', options.matmulNbitsAccuracy]);
+  if (options.packedCacheDir !== undefined) pairs.push(['packed_cache_dir', options.packedCacheDir]);
+  if (options.packedCacheMaxMb !== undefined) pairs.push(['packed_cache_max_mb', String(options.packedCacheMaxMb)]);
   if (options.trace !== undefined)
     pairs.push(['trace', typeof options.trace === 'string' ? options.trace : options.trace ? '1' : '0']);
   return pairs;

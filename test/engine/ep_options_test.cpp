@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -25,7 +28,10 @@ std::string error_of(const std::map<std::string, std::string>& entries) {
 
 class EpOptionsTest : public ::testing::Test {
  protected:
-  void SetUp() override { unsetenv("ONEBIT_EP_TRACE"); }
+  void SetUp() override {
+    unsetenv("ONEBIT_EP_TRACE");
+    unsetenv("ONEBIT_PACKED_CACHE_DIR");
+  }
 };
 
 TEST_F(EpOptionsTest, DefaultsAreTheDocumentedOnes) {
@@ -39,6 +45,8 @@ TEST_F(EpOptionsTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(o.routes.empty());
   EXPECT_FALSE(o.cost_model.has_value());
   EXPECT_FALSE(o.nbits_any_accuracy);
+  EXPECT_TRUE(o.packed_cache_dir.empty());
+  EXPECT_EQ(o.packed_cache_max_mb, 2048);
 }
 
 TEST_F(EpOptionsTest, EveryKeyIsRead) {
@@ -148,6 +156,39 @@ TEST_F(EpOptionsTest, ShareWeightsFromTheEnvironment) {
   const std::string bad = error_of({});
   EXPECT_EQ(bad, "onebit: ONEBIT_SHARE_WEIGHTS=off is invalid: use 0 or 1");
   unsetenv("ONEBIT_SHARE_WEIGHTS");
+}
+
+TEST_F(EpOptionsTest, PackedCacheDirIsAWritableDirectory) {
+  const std::string dir = ::testing::TempDir();
+  const EpOptions o = parse_ep_options({{"packed_cache_dir", dir}, {"packed_cache_max_mb", "64"}});
+  EXPECT_EQ(o.packed_cache_dir, dir);
+  EXPECT_EQ(o.packed_cache_max_mb, 64);
+  const std::string file = dir + "ep_options_not_a_dir";
+  FILE* f = fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fclose(f);
+  const std::string not_dir = error_of({{"packed_cache_dir", file}});
+  remove(file.c_str());
+  EXPECT_NE(not_dir.find("packed_cache_dir='" + file +
+                         "' is invalid; expected an existing writable directory (not a directory)"),
+            std::string::npos)
+      << not_dir;
+  const std::string missing = error_of({{"packed_cache_dir", "/nonexistent/cache"}});
+  EXPECT_NE(missing.find("(No such file or directory)"), std::string::npos) << missing;
+  EXPECT_NE(error_of({{"packed_cache_dir", ""}}).find("packed_cache_dir='' is invalid"), std::string::npos);
+  EXPECT_NE(error_of({{"packed_cache_max_mb", "0"}})
+                .find("packed_cache_max_mb='0' is invalid; expected an integer from 1 to 1073741824"),
+            std::string::npos);
+  // The environment gives it to sessions that do not set it, checked alike.
+  setenv("ONEBIT_PACKED_CACHE_DIR", dir.c_str(), 1);
+  EXPECT_EQ(parse_ep_options({}).packed_cache_dir, dir);
+  const std::string option_dir = dir + "ep_options_cache";
+  ASSERT_TRUE(mkdir(option_dir.c_str(), 0755) == 0 || errno == EEXIST);
+  EXPECT_EQ(parse_ep_options({{"packed_cache_dir", option_dir}}).packed_cache_dir, option_dir);  // the option wins
+  rmdir(option_dir.c_str());
+  setenv("ONEBIT_PACKED_CACHE_DIR", "/nonexistent/cache", 1);
+  EXPECT_NE(error_of({}).find("ONEBIT_PACKED_CACHE_DIR='/nonexistent/cache' is invalid"), std::string::npos);
+  unsetenv("ONEBIT_PACKED_CACHE_DIR");
 }
 
 }  // namespace

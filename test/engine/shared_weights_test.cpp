@@ -25,10 +25,8 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
 }
 
 bool same_bytes(const PackedWeights& a, const PackedWeights& b) {
-  return a.K == b.K && a.N == b.N && a.group == b.group &&
-         std::vector<int8_t>(a.blocks.begin(), a.blocks.end()) ==
-             std::vector<int8_t>(b.blocks.begin(), b.blocks.end()) &&
-         a.zero_point == b.zero_point && a.col_sum == b.col_sum;
+  return a.K == b.K && a.N == b.N && a.group == b.group && a.blocks == b.blocks && a.zero_point == b.zero_point &&
+         a.col_sum == b.col_sum;
 }
 
 constexpr int64_t K = 37, N = 21;  // neither a whole k group nor a whole column block: padding on both sides
@@ -101,10 +99,11 @@ TEST(SharedPackWeights, AnyDifferenceGetsItsOwnPacking) {
   EXPECT_NE(shared_pack_weights(w.data(), QType::Uint8, K, N, false, zp.data(), N), base);  // read as K×N
   EXPECT_NE(shared_pack_weights(w.data(), QType::Int8, K, N, true, zp.data(), N), base);
   const KGroup other_group = base->group == KGroup::Pairs ? KGroup::Quads : KGroup::Pairs;
-  auto regrouped = shared_pack_weights(w.data(), QType::Uint8, K, N, true, zp.data(), N, true, other_group);
+  auto regrouped = shared_pack_weights(w.data(), QType::Uint8, K, N, true, zp.data(), N, {}, other_group);
   EXPECT_NE(regrouped, base);
   EXPECT_EQ(regrouped->group, other_group);
-  EXPECT_NE(shared_pack_weights(w.data(), QType::Uint8, K, N, true, zp.data(), N, false), base);  // not shared
+  EXPECT_NE(shared_pack_weights(w.data(), QType::Uint8, K, N, true, zp.data(), N, WeightSharing{.in_process = false}),
+            base);  // not shared
 }
 
 TEST(PacksTo, ReadsBackEveryValueAndZeroPoint) {
@@ -145,7 +144,7 @@ struct NBits : onebit_test::NBitsModelWeights {
   NBitsWeights view() const { return NBitsModelWeights::view(with_zero_points); }
   std::shared_ptr<const PackedNBits> shared() const {
     std::string error;
-    auto p = shared_pack_nbits(view(), true, error);
+    auto p = shared_pack_nbits(view(), {}, error);
     EXPECT_EQ(error, "");
     return p;
   }
@@ -195,7 +194,7 @@ TEST(SharedPackNbits, SharesExactlyWhenThePackedBytesAreEqual) {
   NBits malformed = model;
   malformed.scales.pop_back();
   std::string error;
-  EXPECT_EQ(shared_pack_nbits(malformed.view(), true, error), nullptr);
+  EXPECT_EQ(shared_pack_nbits(malformed.view(), {}, error), nullptr);
   EXPECT_NE(error.find("scales"), std::string::npos) << error;
   base.reset();
   EXPECT_TRUE(watch.expired());

@@ -118,6 +118,8 @@ TRACE_KEYS = [
     "designs_failed",
     "device_weight_bytes",
     "host_only_kind",
+    "packed_cache_hits",
+    "packed_cache_writes",
     "host_ns",
     "device_ns",
 ]

@@ -18,7 +18,7 @@ describe('option errors', () => {
   it.each([
     [
       { name: 'onebit', minRows: 4 },
-      /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel, matmulNbitsAccuracy$/,
+      /unknown onebit option 'minRows'; valid options are: device, minDeviceRows, designsDir, routes, deviceLock, deviceTimeoutMs, trace, costModel, matmulNbitsAccuracy, packedCacheDir, packedCacheMaxMb$/,
     ],
     [{ name: 'onebit', min_device_rows: 4 }, /did you mean 'minDeviceRows'/],
     [{ name: 'onebit', device: 'gpu' }, /device="gpu" is invalid: use 'auto', 'emu' or 'none'/],
