@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The factory ORT gets from CreateEpFactories: names the EP, offers it for the CPU device,
 // and creates one OnebitEp per session with that session's provider options.
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -71,22 +72,42 @@ std::map<std::string, std::string> provider_options(const OrtSessionOptions* ses
   return options;
 }
 
-OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*, const OrtKeyValuePairs* const*,
-                                  size_t, const OrtSessionOptions* session_options, const OrtLogger* logger,
-                                  OrtEp** ep) noexcept {
+// ORT may release the factory (unregistering the library) while sessions still hold EPs it made,
+// and later calls factory->ReleaseEp on them: the factory lives until both the library's release and
+// the last of its EPs are gone. One count: 1 for the library's hold plus one per live EP.
+struct EpFactory : OrtEpFactory {
+  std::atomic<size_t> holds{1};
+
+  EpFactory();
+
+  void hold() { holds.fetch_add(1, std::memory_order_relaxed); }
+  // The last drop frees the factory; acq_rel orders every holder's use before the delete.
+  static void drop(OrtEpFactory* factory) {
+    auto* self = static_cast<EpFactory*>(factory);
+    if (self->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) delete self;
+  }
+};
+
+OrtStatus* ORT_API_CALL create_ep(OrtEpFactory* factory, const OrtHardwareDevice* const*,
+                                  const OrtKeyValuePairs* const*, size_t, const OrtSessionOptions* session_options,
+                                  const OrtLogger* logger, OrtEp** ep) noexcept {
   *ep = nullptr;
   return guarded([&] {
     // A forced host kernel this CPU cannot run fails the session here, before anything is packed.
     if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
       *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
+      static_cast<EpFactory*>(factory)->hold();
     } catch (const std::invalid_argument& e) {
       throw OrtError(ORT_INVALID_ARGUMENT, e.what());
     }
   });
 }
 
-void ORT_API_CALL release_ep(OrtEpFactory*, OrtEp* ep) noexcept { delete static_cast<OnebitEp*>(ep); }
+void ORT_API_CALL release_ep(OrtEpFactory* factory, OrtEp* ep) noexcept {
+  delete static_cast<OnebitEp*>(ep);
+  EpFactory::drop(factory);
+}
 
 // ORT requires this callback; a host-memory EP needs no data transfer.
 OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory*, OrtDataTransferImpl** data_transfer) noexcept {
@@ -96,20 +117,18 @@ OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory*, OrtDataTransferImpl*
 
 bool ORT_API_CALL is_stream_aware(const OrtEpFactory*) noexcept { return false; }
 
-struct EpFactory : OrtEpFactory {
-  EpFactory() : OrtEpFactory{} {
-    ort_version_supported = ORT_API_VERSION;
-    GetName = factory_name;
-    GetVendor = factory_vendor;
-    GetVendorId = factory_vendor_id;
-    GetVersion = factory_version;
-    GetSupportedDevices = supported_devices;
-    CreateEp = create_ep;
-    ReleaseEp = release_ep;
-    CreateDataTransfer = create_data_transfer;
-    IsStreamAware = is_stream_aware;
-  }
-};
+EpFactory::EpFactory() : OrtEpFactory{} {
+  ort_version_supported = ORT_API_VERSION;
+  GetName = factory_name;
+  GetVendor = factory_vendor;
+  GetVendorId = factory_vendor_id;
+  GetVersion = factory_version;
+  GetSupportedDevices = supported_devices;
+  CreateEp = create_ep;
+  ReleaseEp = release_ep;
+  CreateDataTransfer = create_data_transfer;
+  IsStreamAware = is_stream_aware;
+}
 
 }  // namespace
 
@@ -134,7 +153,7 @@ __attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*,
 }
 
 __attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
-  delete static_cast<onebit::EpFactory*>(factory);
+  onebit::EpFactory::drop(factory);  // freed now, or with the last EP a live session still holds
   return nullptr;
 }
 }
