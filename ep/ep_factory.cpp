@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The factory ORT gets from CreateEpFactories: names the EP, offers it for the CPU device,
 // and creates one OnebitEp per session with that session's provider options.
-#include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "execution_provider.h"
@@ -72,41 +72,54 @@ std::map<std::string, std::string> provider_options(const OrtSessionOptions* ses
   return options;
 }
 
-// ORT may release the factory (unregistering the library) while sessions still hold EPs it made,
-// and later calls factory->ReleaseEp on them: the factory lives until both the library's release and
-// the last of its EPs are gone. One count: 1 for the library's hold plus one per live EP.
+// One factory per loaded library, however many names register it: ORT (and genai's append by EP
+// name) refuses a session over devices of two factories ("All OrtEpDevice values in ep_devices must
+// have the same execution provider"), and both names list a device of this EP. ORT may also release
+// the factory (unregistering a name) while sessions still hold EPs it made, and calls its ReleaseEp
+// later. So the factory counts its holds, one per registration and one per live EP, and the last
+// drop frees it. The lock makes hold, drop and the reuse in CreateEpFactories one step each.
 struct EpFactory : OrtEpFactory {
-  std::atomic<size_t> holds{1};
-
   EpFactory();
 
-  void hold() { holds.fetch_add(1, std::memory_order_relaxed); }
-  // The last drop frees the factory; acq_rel orders every holder's use before the delete.
-  static void drop(OrtEpFactory* factory) {
-    auto* self = static_cast<EpFactory*>(factory);
-    if (self->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) delete self;
+  static OrtEpFactory* hold_shared() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (shared == nullptr) shared = new EpFactory();
+    ++shared->holds;
+    return shared;
   }
+  static void drop() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (--shared->holds == 0) {
+      delete shared;
+      shared = nullptr;
+    }
+  }
+
+ private:
+  size_t holds = 0;
+  static inline std::mutex mutex;
+  static inline EpFactory* shared = nullptr;
 };
 
-OrtStatus* ORT_API_CALL create_ep(OrtEpFactory* factory, const OrtHardwareDevice* const*,
-                                  const OrtKeyValuePairs* const*, size_t, const OrtSessionOptions* session_options,
-                                  const OrtLogger* logger, OrtEp** ep) noexcept {
+OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*, const OrtKeyValuePairs* const*,
+                                  size_t, const OrtSessionOptions* session_options, const OrtLogger* logger,
+                                  OrtEp** ep) noexcept {
   *ep = nullptr;
   return guarded([&] {
     // A forced host kernel this CPU cannot run fails the session here, before anything is packed.
     if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
       *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
-      static_cast<EpFactory*>(factory)->hold();
+      EpFactory::hold_shared();
     } catch (const std::invalid_argument& e) {
       throw OrtError(ORT_INVALID_ARGUMENT, e.what());
     }
   });
 }
 
-void ORT_API_CALL release_ep(OrtEpFactory* factory, OrtEp* ep) noexcept {
+void ORT_API_CALL release_ep(OrtEpFactory*, OrtEp* ep) noexcept {
   delete static_cast<OnebitEp*>(ep);
-  EpFactory::drop(factory);
+  EpFactory::drop();
 }
 
 // ORT requires this callback; a host-memory EP needs no data transfer.
@@ -147,13 +160,13 @@ __attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*,
   onebit::set_ort_api(api, api->GetEpApi());
   if (max_factories < 1) return api->CreateStatus(ORT_INVALID_ARGUMENT, "onebit: no room for the EP factory");
   return onebit::guarded([&] {
-    factories[0] = new onebit::EpFactory();
+    factories[0] = onebit::EpFactory::hold_shared();
     *num_factories = 1;
   });
 }
 
-__attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
-  onebit::EpFactory::drop(factory);  // freed now, or with the last EP a live session still holds
+__attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory*) {
+  onebit::EpFactory::drop();  // freed now, or with the last EP a live session still holds
   return nullptr;
 }
 }

@@ -269,3 +269,17 @@ def test_demo_folder_with_a_broken_link_names_the_link(tmp_path):
         f"genai_demo.py: error: {copy}/model-a8w8.onnx is a symbolic link to ../model-a8w8.onnx, which does not "
         f"exist here: copy the genai folder with `cp -rL`, or copy the whole model folder\n"
     )
+
+
+def test_the_library_under_a_second_name_is_the_same_ep(built, genai_ep):
+    """genai appends every device of the EP's name: with the library registered twice they must be
+    one factory's, or ORT refuses the session (docs/genai.md)."""
+    path = folder(built, "a8w8")
+    ids = prompt_ids(path)
+    expected = greedy(model(path, es.EP_NAME), ids)
+    og.register_execution_provider_library("onebit_again", es.ep_lib_path())
+    try:
+        assert greedy(model(path, es.EP_NAME), ids) == expected
+    finally:
+        gc.collect()
+        og.unregister_execution_provider_library("onebit_again")

@@ -162,3 +162,58 @@ def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
     es.assert_exact(outputs["before"], expected, "before unregistering")
     for i in range(3):
         es.assert_exact(outputs[f"after{i}"], expected, f"session {i} after unregistering")
+
+
+# The same library under two names: one factory, so a session may take the EP's devices of both
+# names (as genai's append by EP name does) and each name's unregister leaves the other working.
+TWO_NAMES_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np, onnxruntime as ort
+
+    def session(devices):
+        so = ort.SessionOptions()
+        so.add_provider_for_devices(devices, {})
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return ort.InferenceSession(sys.argv[2], sess_options=so)
+
+    def devices():
+        return [d for d in ort.get_ep_devices() if d.ep_name == "OnebitExecutionProvider"]
+
+    feeds = dict(np.load(sys.argv[3]))
+    ort.register_execution_provider_library("onebit", sys.argv[1])
+    ort.register_execution_provider_library("onebit_again", sys.argv[1])
+    listed = len(devices())
+    both = session(devices()).run(None, feeds)[0]
+    ort.unregister_execution_provider_library("onebit")
+    second = session(devices()).run(None, feeds)[0]
+    ort.unregister_execution_provider_library("onebit_again")
+    np.savez(sys.argv[4], listed=listed, both=both, second=second)
+""")
+
+
+def test_one_library_under_two_names_is_one_ep(ep_lib, tmp_path):
+    spec = QdqSpec(bias="float", out_type=np.int8, K=32, N=16)
+    model = qm.build_qdq_group(spec)
+    feeds = {"x_q": qm.random_activation(spec, (5, 32), seed=9)}
+    onnx.save(model, tmp_path / "m.onnx")
+    np.savez(tmp_path / "f.npz", **feeds)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TWO_NAMES_CHILD,
+            ep_lib,
+            str(tmp_path / "m.onnx"),
+            str(tmp_path / "f.npz"),
+            str(tmp_path / "o.npz"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, f"exit code {child.returncode}: {child.stderr}"
+    outputs = np.load(tmp_path / "o.npz")
+    assert outputs["listed"] == 2  # one device per name
+    expected = reference.reference_run(es.level1_model(model), feeds)[0]
+    es.assert_exact(outputs["both"], expected, "a session over both names' devices")
+    es.assert_exact(outputs["second"], expected, "the second name after the first is unregistered")
