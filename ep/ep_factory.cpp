@@ -2,6 +2,7 @@
 // The factory ORT gets from CreateEpFactories: names the EP, offers it for the CPU device,
 // and creates one OnebitEp per session with that session's provider options.
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "execution_provider.h"
@@ -71,6 +72,35 @@ std::map<std::string, std::string> provider_options(const OrtSessionOptions* ses
   return options;
 }
 
+// One factory per loaded library, however many names register it: ORT (and genai's append by EP
+// name) refuses a session over devices of two factories ("All OrtEpDevice values in ep_devices must
+// have the same execution provider"), and both names list a device of this EP. ORT may also release
+// the factory (unregistering a name) while sessions still hold EPs it made, and calls its ReleaseEp
+// later. So the factory counts its holds, one per registration and one per live EP, and the last
+// drop frees it. The lock makes hold, drop and the reuse in CreateEpFactories one step each.
+struct EpFactory : OrtEpFactory {
+  EpFactory();
+
+  static OrtEpFactory* hold_shared() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (shared == nullptr) shared = new EpFactory();
+    ++shared->holds;
+    return shared;
+  }
+  static void drop() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (--shared->holds == 0) {
+      delete shared;
+      shared = nullptr;
+    }
+  }
+
+ private:
+  size_t holds = 0;
+  static inline std::mutex mutex;
+  static inline EpFactory* shared = nullptr;
+};
+
 OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*, const OrtKeyValuePairs* const*,
                                   size_t, const OrtSessionOptions* session_options, const OrtLogger* logger,
                                   OrtEp** ep) noexcept {
@@ -80,13 +110,17 @@ OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*
     if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
       *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
+      EpFactory::hold_shared();
     } catch (const std::invalid_argument& e) {
       throw OrtError(ORT_INVALID_ARGUMENT, e.what());
     }
   });
 }
 
-void ORT_API_CALL release_ep(OrtEpFactory*, OrtEp* ep) noexcept { delete static_cast<OnebitEp*>(ep); }
+void ORT_API_CALL release_ep(OrtEpFactory*, OrtEp* ep) noexcept {
+  delete static_cast<OnebitEp*>(ep);
+  EpFactory::drop();
+}
 
 // ORT requires this callback; a host-memory EP needs no data transfer.
 OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory*, OrtDataTransferImpl** data_transfer) noexcept {
@@ -96,20 +130,18 @@ OrtStatus* ORT_API_CALL create_data_transfer(OrtEpFactory*, OrtDataTransferImpl*
 
 bool ORT_API_CALL is_stream_aware(const OrtEpFactory*) noexcept { return false; }
 
-struct EpFactory : OrtEpFactory {
-  EpFactory() : OrtEpFactory{} {
-    ort_version_supported = ORT_API_VERSION;
-    GetName = factory_name;
-    GetVendor = factory_vendor;
-    GetVendorId = factory_vendor_id;
-    GetVersion = factory_version;
-    GetSupportedDevices = supported_devices;
-    CreateEp = create_ep;
-    ReleaseEp = release_ep;
-    CreateDataTransfer = create_data_transfer;
-    IsStreamAware = is_stream_aware;
-  }
-};
+EpFactory::EpFactory() : OrtEpFactory{} {
+  ort_version_supported = ORT_API_VERSION;
+  GetName = factory_name;
+  GetVendor = factory_vendor;
+  GetVendorId = factory_vendor_id;
+  GetVersion = factory_version;
+  GetSupportedDevices = supported_devices;
+  CreateEp = create_ep;
+  ReleaseEp = release_ep;
+  CreateDataTransfer = create_data_transfer;
+  IsStreamAware = is_stream_aware;
+}
 
 }  // namespace
 
@@ -128,13 +160,13 @@ __attribute__((visibility("default"))) OrtStatus* CreateEpFactories(const char*,
   onebit::set_ort_api(api, api->GetEpApi());
   if (max_factories < 1) return api->CreateStatus(ORT_INVALID_ARGUMENT, "onebit: no room for the EP factory");
   return onebit::guarded([&] {
-    factories[0] = new onebit::EpFactory();
+    factories[0] = onebit::EpFactory::hold_shared();
     *num_factories = 1;
   });
 }
 
-__attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
-  delete static_cast<onebit::EpFactory*>(factory);
+__attribute__((visibility("default"))) OrtStatus* ReleaseEpFactory(OrtEpFactory*) {
+  onebit::EpFactory::drop();  // freed now, or with the last EP a live session still holds
   return nullptr;
 }
 }

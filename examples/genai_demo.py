@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Chats with an LLM through onnxruntime-genai on the onebit EP: genai's own generation loop, KV
 cache and tokenizer, the EP running the quantized projections. Streams the reply, then prints
-tokens/s and the EP's counter line (`onebit: group_runs=... groups=...`, on stderr at release).
+decode tokens/s (after the first token) and the EP's counter line (`onebit: group_runs=... groups=...`, on stderr at release).
 
 usage: python genai_demo.py MODEL_DIR [--prompt TEXT] [--max-new-tokens 64] [--cpu] [--lib PATH]
 
@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from typing import NoReturn
 
 EP_NAME = "OnebitExecutionProvider"
 
@@ -37,6 +38,12 @@ def import_genai():
     return og
 
 
+def fail(message: str) -> NoReturn:
+    """Bad input: one line naming what is wrong, exit code 2 (argparse's code for a usage error)."""
+    print(f"genai_demo.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def library_path(given: str | None) -> str:
     """--lib, else $ONEBIT_EP_LIB, else the installed wheel's library."""
     path = given or os.environ.get("ONEBIT_EP_LIB")
@@ -44,11 +51,42 @@ def library_path(given: str | None) -> str:
         try:
             import onnxruntime_ep_onebit
         except ImportError:
-            raise SystemExit("error: pass --lib PATH/libonebit_ep.so, or pip install onnxruntime-ep-onebit") from None
+            fail("pass --lib PATH/libonebit_ep.so, or pip install onnxruntime-ep-onebit")
         path = onnxruntime_ep_onebit.get_library_path()
     if not os.path.isfile(path):
-        raise SystemExit(f"error: EP library not found: {path}")
+        fail(f"EP library not found: {path}")
     return os.path.abspath(path)
+
+
+def check_model_dir(model_dir: str) -> None:
+    """A folder with genai_config.json whose symbolic links all resolve: genai names neither."""
+    if not os.path.isdir(model_dir):
+        fail(f"MODEL_DIR {model_dir!r} is not a folder")
+    if not os.path.isfile(os.path.join(model_dir, "genai_config.json")):
+        fail(f"MODEL_DIR {model_dir!r} has no genai_config.json: pass a genai model folder (e.g. genai-a8w8/)")
+    for entry in sorted(os.scandir(model_dir), key=lambda e: e.name):
+        if entry.is_symlink() and not os.path.exists(entry.path):
+            # The builder's folders link to the model folder's files (../model-a8w8.onnx ...).
+            fail(
+                f"{entry.path} is a symbolic link to {os.readlink(entry.path)}, which does not exist here: "
+                f"copy the genai folder with `cp -rL`, or copy the whole model folder"
+            )
+
+
+def check_prompt(prompt: str) -> None:
+    """Python decodes a non-UTF-8 argument to lone surrogates, which genai's tokenizer refuses."""
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as e:
+        fail(f"--prompt is not valid UTF-8 (character {e.start}): pass UTF-8 text")
+
+
+def decode_rate(tokens: int, first: float, done: float) -> str:
+    """tokens/s of the model calls after the first token: genai's first generate_next_token only
+    picks a token from the prompt's logits, so n tokens take n - 1 calls."""
+    if tokens < 2:
+        return "n/a (one token)"
+    return f"{(tokens - 1) / (done - first):.1f} tokens/s"
 
 
 def main() -> int:
@@ -59,6 +97,10 @@ def main() -> int:
     parser.add_argument("--cpu", action="store_true", help="ORT's CPU EP instead of the onebit EP")
     parser.add_argument("--lib", default=None, help="libonebit_ep.so (default: $ONEBIT_EP_LIB, else the wheel's)")
     args = parser.parse_args()
+    if args.max_new_tokens < 1:
+        fail(f"--max-new-tokens must be 1 or more, got {args.max_new_tokens}")
+    check_prompt(args.prompt)
+    check_model_dir(args.model_dir)
     og = import_genai()
 
     config = og.Config(args.model_dir)
@@ -81,18 +123,21 @@ def main() -> int:
     generator = og.Generator(model, params)
     stream = tokenizer.create_stream()
     started = time.perf_counter()
-    generator.append_tokens(ids)
+    generator.append_tokens(ids)  # the prompt's model call
     prefilled = time.perf_counter()
     new_tokens = 0
+    first = prefilled
     while not generator.is_done():
         generator.generate_next_token()
         new_tokens += 1
+        if new_tokens == 1:
+            first = time.perf_counter()
         print(stream.decode(generator.get_next_tokens()[0]), end="", flush=True)
     done = time.perf_counter()
     print()
     print(
         f"{'ORT CPU EP' if args.cpu else EP_NAME}: prompt {len(ids)} tokens in {(prefilled - started) * 1e3:.0f} ms, "
-        f"{new_tokens} new tokens at {new_tokens / (done - prefilled):.1f} tokens/s",
+        f"{new_tokens} new tokens, decode {decode_rate(new_tokens, first, done)}",
         flush=True,
     )
     del generator, model  # releases the session: the EP prints its counters

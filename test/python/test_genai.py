@@ -12,7 +12,9 @@
   float MatMul: exact integer sums up to float rounding), int4 against ORT's MatMulNBits (the same
   W4A8 arithmetic). Greedy tokens equal ORT's optimised CPU EP where ORT's int8 kernel is exact on
   this CPU (ort_int8.py: AVX2-only CPUs saturate u8·s8 sums), and for int4;
-- a bad provider option is genai's error naming it, and the process goes on.
+- a bad provider option is genai's error naming it, and the process goes on;
+- examples/genai_demo.py counts decode tokens/s over the calls after the first token, and turns bad
+  input into one line naming it, exit code 2.
 onnxruntime-genai missing or older than GENAI_MIN: the module is skipped, saying so.
 """
 
@@ -20,6 +22,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
 
 import build_smollm2  # noqa: E402
 import ep_session as es
@@ -45,6 +52,7 @@ og = pytest.importorskip(
 PROMPT = "<|im_start|>user\nWhat is 12+30?<|im_end|>\n<|im_start|>assistant\n"
 NEW_TOKENS = 12
 WEIGHTS = sorted(build_smollm2.GENAI_FOLDERS)
+DEMO = pathlib.Path(__file__).resolve().parent.parent.parent / "examples" / "genai_demo.py"
 # The prompt's logits, EP against ORT's CPU EP: largest |difference| / largest |logit|. A8W8:
 # test_smollm2.py's bound against the exact reference. int4: both quantize activations per block
 # of 32, so a float-rounding difference in one layer can move a value by one int8 step in the next
@@ -201,3 +209,77 @@ def test_bad_provider_option_is_genais_error(built, genai_ep):
     with pytest.raises(RuntimeError, match="onebit: option trace='maybe' is invalid"):
         model(path, es.EP_NAME, {"trace": "maybe"})
     assert len(greedy(model(path, es.EP_NAME), prompt_ids(path))) == NEW_TOKENS  # the process goes on
+
+
+def run_demo(*args):
+    return subprocess.run(
+        [sys.executable, str(DEMO), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "ONEBIT_EP_LIB": es.ep_lib_path()},
+    )
+
+
+# genai's first generate_next_token only picks a token from the prompt's logits: one token has no
+# decode rate, and three tokens are timed over the two calls after the first.
+@pytest.mark.parametrize(
+    "new_tokens,rate",
+    [("1", r"decode n/a \(one token\)"), ("3", r"decode \d+\.\d tokens/s")],
+)
+def test_demo_decode_rate_counts_the_calls_after_the_first_token(built, new_tokens, rate):
+    demo = run_demo(str(folder(built, "a8w8")), "--max-new-tokens", new_tokens)
+    assert demo.returncode == 0, demo.stderr
+    summary = demo.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(rf"{es.EP_NAME}: prompt \d+ tokens in \d+ ms, {new_tokens} new tokens, {rate}", summary)
+
+
+def run_demo_badly(*args):
+    """The demo with bad input: its stderr, which must be one line, and exit code 2."""
+    demo = subprocess.run([sys.executable, str(DEMO), *args], capture_output=True, timeout=60)
+    assert demo.returncode == 2, demo.stderr
+    return demo.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args,error",
+    [
+        (["{tmp}", "--max-new-tokens", "0"], "--max-new-tokens must be 1 or more, got 0"),
+        (["{tmp}", "--max-new-tokens", "-3"], "--max-new-tokens must be 1 or more, got -3"),
+        (["{tmp}/missing"], "MODEL_DIR '{tmp}/missing' is not a folder"),
+        (["{tmp}"], "MODEL_DIR '{tmp}' has no genai_config.json: pass a genai model folder (e.g. genai-a8w8/)"),
+    ],
+)
+def test_demo_bad_argument_is_one_line_naming_it(tmp_path, args, error):
+    stderr = run_demo_badly(*(a.format(tmp=tmp_path) for a in args))
+    assert stderr == f"genai_demo.py: error: {error.format(tmp=tmp_path)}\n"
+
+
+def test_demo_non_utf8_prompt_is_one_line_naming_it(tmp_path):
+    stderr = run_demo_badly(str(tmp_path), "--prompt", b"caf\xe9 \xff")  # latin-1 bytes, as a shell may pass
+    assert stderr == "genai_demo.py: error: --prompt is not valid UTF-8 (character 3): pass UTF-8 text\n"
+
+
+def test_demo_folder_with_a_broken_link_names_the_link(tmp_path):
+    copy = tmp_path / "copied"  # the builder's genai-a8w8/ copied by cp -r: its links point nowhere
+    copy.mkdir()
+    (copy / "genai_config.json").write_text("{}")
+    (copy / "model-a8w8.onnx").symlink_to("../model-a8w8.onnx")
+    assert run_demo_badly(str(copy)) == (
+        f"genai_demo.py: error: {copy}/model-a8w8.onnx is a symbolic link to ../model-a8w8.onnx, which does not "
+        f"exist here: copy the genai folder with `cp -rL`, or copy the whole model folder\n"
+    )
+
+
+def test_the_library_under_a_second_name_is_the_same_ep(built, genai_ep):
+    """genai appends every device of the EP's name: with the library registered twice they must be
+    one factory's, or ORT refuses the session (docs/genai.md)."""
+    path = folder(built, "a8w8")
+    ids = prompt_ids(path)
+    expected = greedy(model(path, es.EP_NAME), ids)
+    og.register_execution_provider_library("onebit_again", es.ep_lib_path())
+    try:
+        assert greedy(model(path, es.EP_NAME), ids) == expected
+    finally:
+        gc.collect()
+        og.unregister_execution_provider_library("onebit_again")

@@ -3,7 +3,8 @@
 with the library, and a device used after that reads freed memory inside onnxruntime, so the
 helpers hold the registration while a device register() returned is alive. Runs the package as
 installed (its folder with the library beside __init__.py, and its dist-info) in a fresh process,
-since this one has the library registered for the other tests."""
+since this one has the library registered for the other tests. Also: sessions that outlive ORT's
+own unregister of the library run and are released without a crash."""
 
 from __future__ import annotations
 
@@ -106,3 +107,113 @@ def test_unregister_refuses_while_a_device_from_register_is_alive(ep_lib, tmp_pa
     outputs = np.load(tmp_path / "o.npz")
     es.assert_exact(outputs["first"], expected, "first registration")
     es.assert_exact(outputs["second"], expected, "registered again after unregister()")
+
+
+# ORT's own unregister does not refuse while a session holds an EP of the library: ORT frees the
+# factory then, and released each session through it later (a segfault at exit). The factory now
+# lives until its last EP is released, and the library stays mapped.
+UNREGISTER_LIVE_CHILD = textwrap.dedent("""
+    import gc, sys, threading
+    import numpy as np, onnxruntime as ort
+
+    ort.register_execution_provider_library("onebit", sys.argv[1])
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == "OnebitExecutionProvider"]
+    so = ort.SessionOptions()
+    so.add_provider_for_devices(devices, {})
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    sessions = [ort.InferenceSession(sys.argv[2], sess_options=so) for _ in range(3)]
+    del devices, so
+    feeds = dict(np.load(sys.argv[3]))
+    before = sessions[0].run(None, feeds)[0]
+    ort.unregister_execution_provider_library("onebit")
+    after = [s.run(None, feeds)[0] for s in sessions]
+    del sessions[0]  # released on this thread, the other two on two threads at once
+    releasers = [threading.Thread(target=sessions.pop) for _ in range(2)]
+    [t.start() for t in releasers]
+    [t.join() for t in releasers]
+    gc.collect()
+    np.savez(sys.argv[4], before=before, **{f"after{i}": a for i, a in enumerate(after)})
+""")
+
+
+def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
+    spec = QdqSpec(bias="float", out_type=np.int8, K=32, N=16)
+    model = qm.build_qdq_group(spec)
+    feeds = {"x_q": qm.random_activation(spec, (5, 32), seed=9)}
+    onnx.save(model, tmp_path / "m.onnx")
+    np.savez(tmp_path / "f.npz", **feeds)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            UNREGISTER_LIVE_CHILD,
+            ep_lib,
+            str(tmp_path / "m.onnx"),
+            str(tmp_path / "f.npz"),
+            str(tmp_path / "o.npz"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, f"exit code {child.returncode}: {child.stderr}"
+    expected = reference.reference_run(es.level1_model(model), feeds)[0]
+    outputs = np.load(tmp_path / "o.npz")
+    es.assert_exact(outputs["before"], expected, "before unregistering")
+    for i in range(3):
+        es.assert_exact(outputs[f"after{i}"], expected, f"session {i} after unregistering")
+
+
+# The same library under two names: one factory, so a session may take the EP's devices of both
+# names (as genai's append by EP name does) and each name's unregister leaves the other working.
+TWO_NAMES_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np, onnxruntime as ort
+
+    def session(devices):
+        so = ort.SessionOptions()
+        so.add_provider_for_devices(devices, {})
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return ort.InferenceSession(sys.argv[2], sess_options=so)
+
+    def devices():
+        return [d for d in ort.get_ep_devices() if d.ep_name == "OnebitExecutionProvider"]
+
+    feeds = dict(np.load(sys.argv[3]))
+    ort.register_execution_provider_library("onebit", sys.argv[1])
+    ort.register_execution_provider_library("onebit_again", sys.argv[1])
+    listed = len(devices())
+    both = session(devices()).run(None, feeds)[0]
+    ort.unregister_execution_provider_library("onebit")
+    second = session(devices()).run(None, feeds)[0]
+    ort.unregister_execution_provider_library("onebit_again")
+    np.savez(sys.argv[4], listed=listed, both=both, second=second)
+""")
+
+
+def test_one_library_under_two_names_is_one_ep(ep_lib, tmp_path):
+    spec = QdqSpec(bias="float", out_type=np.int8, K=32, N=16)
+    model = qm.build_qdq_group(spec)
+    feeds = {"x_q": qm.random_activation(spec, (5, 32), seed=9)}
+    onnx.save(model, tmp_path / "m.onnx")
+    np.savez(tmp_path / "f.npz", **feeds)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TWO_NAMES_CHILD,
+            ep_lib,
+            str(tmp_path / "m.onnx"),
+            str(tmp_path / "f.npz"),
+            str(tmp_path / "o.npz"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, f"exit code {child.returncode}: {child.stderr}"
+    outputs = np.load(tmp_path / "o.npz")
+    assert outputs["listed"] == 2  # one device per name
+    expected = reference.reference_run(es.level1_model(model), feeds)[0]
+    es.assert_exact(outputs["both"], expected, "a session over both names' devices")
+    es.assert_exact(outputs["second"], expected, "the second name after the first is unregistered")
