@@ -21,9 +21,9 @@ CodedError ep_error(const std::string& ort_message) {
   if (std::find_if(kOptionKeys.begin(), kOptionKeys.end(), [&](const char* k) { return key == k; }) ==
       kOptionKeys.end())
     return CodedError("ONEBIT_ORT", message);
-  CodedError error("ONEBIT_OPTION", message);
-  error.option = key;
-  return error;
+  // Returned as a temporary, never a named local: moving a CodedError would call
+  // std::runtime_error's move constructor, a libstdc++ symbol newer than the addon's floor.
+  return CodedError("ONEBIT_OPTION", message, key);
 }
 
 }  // namespace onebit::node

@@ -12,7 +12,8 @@ namespace onebit::node {
 struct CodedError : std::runtime_error {
   std::string code;
   std::string option;  // ONEBIT_OPTION: the provider option's key (snake_case), when known
-  CodedError(std::string c, const std::string& message) : std::runtime_error(message), code(std::move(c)) {}
+  CodedError(std::string c, const std::string& message, std::string option_key = {})
+      : std::runtime_error(message), code(std::move(c)), option(std::move(option_key)) {}
 };
 
 inline Napi::Error to_js_error(Napi::Env env, const std::string& code, const std::string& message) {

@@ -41,8 +41,7 @@ class PromiseWorker : public Napi::AsyncWorker {
   }
 
   void OnError(const Napi::Error& error) override {
-    CodedError failure(code_, error.Message());
-    failure.option = option_;
+    const CodedError failure(code_, error.Message(), option_);
     settle([&](Napi::Env env) { deferred_.Reject(to_js_error(env, failure).Value()); });
   }
 

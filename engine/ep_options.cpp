@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/ep_options.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,13 +69,13 @@ bool share_weights_from_env() {
 // naming `key`, the value and why (the cache is opt-in: a folder that cannot be used is a mistake
 // to report, not to work around silently).
 std::string checked_cache_dir(const std::string& key, const std::string& value) {
-  struct stat info{};
+  struct statx info{};  // statx, not stat: stat binds to glibc 2.33, and the EP must load on 2.28
   std::string why;
   if (value.empty() || value.find('\0') != std::string::npos)
     why = "empty";
-  else if (::stat(value.c_str(), &info) != 0)
+  else if (::statx(AT_FDCWD, value.c_str(), 0, STATX_TYPE, &info) != 0)
     why = std::strerror(errno);
-  else if (!S_ISDIR(info.st_mode))
+  else if (!S_ISDIR(info.stx_mode))
     why = "not a directory";
   else if (::access(value.c_str(), W_OK | X_OK) != 0)
     why = std::string("not writable: ") + std::strerror(errno);

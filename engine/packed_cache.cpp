@@ -89,8 +89,10 @@ std::optional<CacheEntry> PackedCache::load(const std::string& key, const std::v
                                             std::string& problem) const {
   problem.clear();
   const std::string path = path_of(key);
-  struct stat link{};
-  if (::lstat(path.c_str(), &link) != 0 && errno == ENOENT) return std::nullopt;
+  // statx, never stat/lstat/fstat: those bind to glibc 2.33, and the EP must load on 2.28.
+  struct statx link{};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE, &link) != 0 && errno == ENOENT)
+    return std::nullopt;
   const auto fail = [&](const std::string& what) {
     problem = path + ": " + what;
     return std::nullopt;
@@ -101,10 +103,11 @@ std::optional<CacheEntry> PackedCache::load(const std::string& key, const std::v
     problem = fd.error().reason;
     return std::nullopt;
   }
-  struct stat info{};
-  if (::fstat(fd->get(), &info) != 0) return fail(std::string("cannot stat: ") + std::strerror(errno));
+  struct statx info{};
+  if (::statx(fd->get(), "", AT_EMPTY_PATH, STATX_SIZE, &info) != 0)
+    return fail(std::string("cannot stat: ") + std::strerror(errno));
   const Layout layout(key.size(), section_bytes);
-  const auto file_bytes = static_cast<uint64_t>(info.st_size);
+  const auto file_bytes = static_cast<uint64_t>(info.stx_size);
   if (file_bytes != layout.file_bytes)
     return fail(std::to_string(file_bytes) + " bytes where this weight's entry has " +
                 std::to_string(layout.file_bytes) + " (truncated, or another weight's)");
@@ -179,7 +182,7 @@ void PackedCache::make_room(uint64_t incoming) const {
   struct Entry {
     std::string path;
     uint64_t bytes;
-    timespec used;
+    statx_timestamp used;
   };
   std::vector<Entry> entries;
   uint64_t total = 0;
@@ -190,13 +193,15 @@ void PackedCache::make_room(uint64_t incoming) const {
   while (const dirent* d = ::readdir(dir)) {
     const std::string name = d->d_name;
     const std::string path = dir_ + "/" + name;
-    struct stat info{};
-    if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    struct statx info{};
+    if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE | STATX_MTIME, &info) != 0 ||
+        !S_ISREG(info.stx_mode))
+      continue;
     if (name.ends_with(suffix)) {
-      entries.push_back({path, static_cast<uint64_t>(info.st_size), info.st_mtim});
-      total += static_cast<uint64_t>(info.st_size);
+      entries.push_back({path, static_cast<uint64_t>(info.stx_size), info.stx_mtime});
+      total += static_cast<uint64_t>(info.stx_size);
     } else if (name.find(suffix + std::string(".partial.")) != std::string::npos &&
-               now - info.st_mtim.tv_sec > kAbandonedSeconds) {
+               now - info.stx_mtime.tv_sec > kAbandonedSeconds) {
       ::unlink(path.c_str());
     }
   }
