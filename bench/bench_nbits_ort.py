@@ -6,12 +6,16 @@ As in a model, one session holds many MatMulNBits nodes (distinct random weights
 holds, all reading the same input): a run's median time divided by the node count is the time per
 call, with session.run's own cost spread over the nodes. (Timing one session per weight instead
 made ORT look several times slower at one row: each call then also met a cold session.)
-Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7]
+`--arms ort,onebit` adds the onebit EP (ONEBIT_EP_LIB) on the same model layout, the arms alternated
+run by run in each cell: both times, ORT's over ours, and our GB/s of packed weights (against
+`--read-gbs`, the one-thread read bandwidth gemm_q8_bench prints, when given).
+Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -33,7 +37,15 @@ SHAPES = [
 BITS, BLOCK = 4, 32
 
 
-def nbits_nodes(K, N, rng):
+def onebit_session(model_bytes, so):
+    """The same model on the onebit EP (registered once per process from ONEBIT_EP_LIB)."""
+    if not any(d.ep_name == "OnebitExecutionProvider" for d in ort.get_ep_devices()):
+        ort.register_execution_provider_library("onebit", os.environ["ONEBIT_EP_LIB"])
+    so.add_provider_for_devices([d for d in ort.get_ep_devices() if d.ep_name == "OnebitExecutionProvider"], {})
+    return ort.InferenceSession(model_bytes, so)
+
+
+def nbits_nodes(K, N, rng, arm="ort"):
     """One session of as many K×N MatMulNBits nodes as make 96 MiB of weights (at least 2)."""
     k_blocks = -(-K // BLOCK)
     node_bytes = N * k_blocks * (BLOCK * BITS // 8 + 4)
@@ -66,31 +78,56 @@ def nbits_nodes(K, N, rng):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
+    if arm == "onebit":
+        return onebit_session(model.SerializeToString(), so), count
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]), count
+
+
+def packed_bytes(K, N):
+    """What one call streams: 4-bit weights and a float scale per block."""
+    return N * -(-K // BLOCK) * (BLOCK * BITS // 8 + 4)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--arms", default="ort", help="ort, onebit or both (ort,onebit)")
+    parser.add_argument("--read-gbs", type=float, default=None, help="the machine's one-thread read GB/s")
     args = parser.parse_args()
-    rng = np.random.default_rng(1)
+    arms = args.arms.split(",")
+    if any(a not in ("ort", "onebit") for a in arms):
+        parser.error(f"--arms {args.arms}: each arm is ort or onebit")
     print(
-        f"ORT {ort.__version__} CPU EP MatMulNBits, accuracy_level=4, bits {BITS}, block {BLOCK}, symmetric, "
-        f"1 thread, {args.repeat} runs per cell (median), weights cold"
+        f"ORT {ort.__version__} MatMulNBits ({', '.join(arms)}), accuracy_level=4, bits {BITS}, block {BLOCK}, "
+        f"symmetric, 1 thread, {args.repeat} runs per cell (median), arms alternated, weights cold"
     )
-    print(f"{'KxN':<11} {'M':>5} {'nodes':>6} {'ms per call':>12}")
+    header = f"{'KxN':<11} {'M':>5} {'nodes':>6}" + "".join(f" {a + ' ms/call':>16}" for a in arms)
+    if "onebit" in arms:
+        header += f" {'ort/onebit':>10} {'onebit GB/s':>11}" + (" of read" if args.read_gbs else "")
+    print(header)
     for K, N in SHAPES:
-        session, count = nbits_nodes(K, N, rng)
+        sessions = {}
+        for arm in arms:
+            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm)
         for M in (1, 4, 32, 128):
-            x = rng.standard_normal((M, K)).astype(np.float32)
-            session.run(None, {"A": x})
-            times = []
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
+            x = np.random.default_rng(M).standard_normal((M, K)).astype(np.float32)
+            times = {arm: [] for arm in arms}
+            for session in sessions.values():
                 session.run(None, {"A": x})
-                times.append((time.perf_counter() - t0) * 1e3)
-            print(f"{K:>5}x{N:<5} {M:>5} {count:>6} {float(np.median(times)) / count:>12.4f}")
-        del session
+            for _ in range(args.repeat):
+                for arm, session in sessions.items():
+                    t0 = time.perf_counter()
+                    session.run(None, {"A": x})
+                    times[arm].append((time.perf_counter() - t0) * 1e3 / count)
+            ms = {arm: float(np.median(t)) for arm, t in times.items()}
+            line = f"{K:>5}x{N:<5} {M:>5} {count:>6}" + "".join(f" {ms[a]:>16.4f}" for a in arms)
+            if "onebit" in arms:
+                gbs = packed_bytes(K, N) / ms["onebit"] / 1e6
+                line += (f" {ms['ort'] / ms['onebit']:>10.2f}" if "ort" in arms else f" {'':>10}") + f" {gbs:>11.1f}"
+                if args.read_gbs:
+                    line += f" {100 * gbs / args.read_gbs:>6.0f} %"
+            print(line)
+        del sessions
 
 
 if __name__ == "__main__":

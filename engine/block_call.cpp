@@ -11,6 +11,20 @@ namespace {
 
 // As the int8 host leg: enough tasks to balance a few threads, each a long run of weights.
 constexpr int64_t kTasksPerCall = 16;
+// One row: the kernel reads four far-apart runs of a task's tiles at once, which only beats one
+// stream when the runs are long. Split into tasks of 5 tiles (576x576), each such call ran its
+// kernel at about 0.6x the speed of one task over all the tiles, 1 thread: so a one-row task
+// gets at least this many bytes, and a power of two of tasks keeps two or four threads even.
+constexpr int64_t kMinDecodeTaskBytes = int64_t{64} << 10;
+
+// How many tasks a call of M rows over w splits into.
+int64_t task_count(const PackedNBits& w, int64_t M) {
+  if (M != 1) return std::min(kTasksPerCall, w.tiles());
+  const int64_t fit = w.tiles() * w.tile_stride() / kMinDecodeTaskBytes;
+  int64_t count = 1;
+  while (count * 2 <= std::min(fit, kTasksPerCall)) count *= 2;
+  return count;
+}
 
 struct TileJob {
   const BlockQuantizedActivation* x;
@@ -39,7 +53,8 @@ void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, co
   const PackedNBits& w = *g.block_weights;
   ThreadReused<ReusedBlockActivation> a;
   quantize_activation_blocks(x, M, w.K, w.block_size, a->a);
-  const int64_t per_task = (w.tiles() + kTasksPerCall - 1) / kTasksPerCall;
+  const int64_t tasks_wanted = task_count(w, M);
+  const int64_t per_task = (w.tiles() + tasks_wanted - 1) / tasks_wanted;
   TileJob job{&a->a, &w, g.block_bias.empty() ? nullptr : g.block_bias.data(), y, per_task};
   const int64_t count = (w.tiles() + per_task - 1) / per_task;
   run_tasks(job, count, tasks);
