@@ -136,7 +136,9 @@ UNREGISTER_LIVE_CHILD = textwrap.dedent("""
 """)
 
 
-def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
+def run_group_child(child_code, ep_lib, tmp_path):
+    """Runs child_code in a fresh interpreter on one QDQ group (argv: library, model, feeds, the
+    outputs file tmp_path/o.npz); asserts it exited 0 and returns the model and its feeds."""
     spec = QdqSpec(bias="float", out_type=np.int8, K=32, N=16)
     model = qm.build_qdq_group(spec)
     feeds = {"x_q": qm.random_activation(spec, (5, 32), seed=9)}
@@ -146,7 +148,7 @@ def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
         [
             sys.executable,
             "-c",
-            UNREGISTER_LIVE_CHILD,
+            child_code,
             ep_lib,
             str(tmp_path / "m.onnx"),
             str(tmp_path / "f.npz"),
@@ -157,6 +159,11 @@ def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
         timeout=120,
     )
     assert child.returncode == 0, f"exit code {child.returncode}: {child.stderr}"
+    return model, feeds
+
+
+def test_sessions_outlive_ort_unregistering_the_library(ep_lib, tmp_path):
+    model, feeds = run_group_child(UNREGISTER_LIVE_CHILD, ep_lib, tmp_path)
     expected = reference.reference_run(es.level1_model(model), feeds)[0]
     outputs = np.load(tmp_path / "o.npz")
     es.assert_exact(outputs["before"], expected, "before unregistering")
@@ -192,26 +199,7 @@ TWO_NAMES_CHILD = textwrap.dedent("""
 
 
 def test_one_library_under_two_names_is_one_ep(ep_lib, tmp_path):
-    spec = QdqSpec(bias="float", out_type=np.int8, K=32, N=16)
-    model = qm.build_qdq_group(spec)
-    feeds = {"x_q": qm.random_activation(spec, (5, 32), seed=9)}
-    onnx.save(model, tmp_path / "m.onnx")
-    np.savez(tmp_path / "f.npz", **feeds)
-    child = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            TWO_NAMES_CHILD,
-            ep_lib,
-            str(tmp_path / "m.onnx"),
-            str(tmp_path / "f.npz"),
-            str(tmp_path / "o.npz"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert child.returncode == 0, f"exit code {child.returncode}: {child.stderr}"
+    model, feeds = run_group_child(TWO_NAMES_CHILD, ep_lib, tmp_path)
     outputs = np.load(tmp_path / "o.npz")
     assert outputs["listed"] == 2  # one device per name
     expected = reference.reference_run(es.level1_model(model), feeds)[0]
