@@ -1,17 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """SmolLM2 decode tokens/s under onnxruntime-genai: genai with the onebit EP against genai with ORT's
 CPU EP on the same model (the A8W8 and the int4 genai folders the builder writes), and our own
-`onebit-run` loop (its arms on the same models), every arm once a round, rounds interleaved.
+`onebit-run` loop (its arms on the same models) and, with --llama-cpp, llama.cpp on the Q4_1 GGUF
+these models come from; every arm once a round, rounds interleaved.
 
 usage: python bench/genai_decode.py [--rounds 5] [--tokens 64] [--prompt-tokens 64] [--threads 1]
-                                    [--layers N] [--no-onebit-run] [--lib PATH]
+                                    [--layers N] [--no-onebit-run] [--llama-cpp] [--lib PATH]
 
 Prints one JSON line a measurement, then median and min-max per arm. Decode tokens/s: genai's
 first generate_next_token only picks from the prompt's logits, so the decode time runs from it to
 the last token and counts tokens - 1 model calls; a minimum length keeps every arm to --tokens.
 The prompt is --prompt-tokens tokens, the chat template around the start of the evaluation text,
 as onebit-run's --prompt-tokens builds it. Needs onnxruntime-genai, the EP library (--lib, else
-$ONEBIT_EP_LIB, else build/native/libonebit_ep.so) and, for the onebit-run arms, `npm run build:ts`.
+$ONEBIT_EP_LIB, else build/native/libonebit_ep.so), for the onebit-run arms `npm run build:ts`, and
+for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: the evaluation text's first 300
+characters, as bench/llm_decode.mjs gives it).
 Builds the model folder first if needed (with the int4 model)."""
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from tokenizers import Tokenizer
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "models"))
 import build_smollm2  # noqa: E402
+import gguf_llama  # noqa: E402
 import tokenizer_json  # noqa: E402
 
 EP_NAME = "OnebitExecutionProvider"
@@ -105,6 +109,20 @@ def onebit_run(weights: str, args) -> list[dict]:
     ]
 
 
+def llama_cpp(folder: pathlib.Path, manifest: dict, args) -> dict:
+    """llama.cpp's decode of args.tokens tokens (bench/llama_cpp/decode.mjs, one round)."""
+    prompt = (folder / manifest["evaluation_text"]).read_text()[:300]
+    command = ["node", str(ROOT / "bench/llama_cpp/decode.mjs"), "--gguf", gguf_llama.packaged_gguf_path()]
+    command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", "1", "--prompt", prompt]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"genai_decode: llama.cpp's arm failed (npm ci --prefix bench/llama_cpp?):\n{done.stderr[-2000:]}"
+        )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"decode": result["decode_tok_s"], "prefill_ms": None, "steps": result["decode_tokens"]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -113,6 +131,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--layers", type=int, default=None, help="a model cut to N layers (a quick check)")
     parser.add_argument("--no-onebit-run", action="store_true", help="leave out onebit-run's arms")
+    parser.add_argument("--llama-cpp", action="store_true", help="add llama.cpp on the Q4_1 GGUF")
     parser.add_argument("--lib", default=os.environ.get("ONEBIT_EP_LIB", str(ROOT / "build/native/libonebit_ep.so")))
     args = parser.parse_args()
 
@@ -139,6 +158,8 @@ def main() -> int:
         for weights in ("a8w8", "int4")
         for ep in (True, False)
     ]
+    if args.llama_cpp:
+        arms.append(("llama.cpp:q4_1", lambda: llama_cpp(folder, manifest, args)))
     runs = [("onebit-run", lambda weights=weights: onebit_run(weights, args)) for weights in ("a8w8", "int4")]
     seen: dict[str, list[float]] = {}
     for round_ in range(1, args.rounds + 1):

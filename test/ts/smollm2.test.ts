@@ -163,11 +163,14 @@ describe('onebit-run --model smollm2', () => {
     expect(int4.counters.groups).toBe(15);
     expect(int4.counters.groupRuns).toBe(15 * int4.generatedTokens);
     // ORT's accuracy_level 4 path and the EP's W4A8 contract quantize alike and differ by float
-    // rounding in the block sums only (test_matmul_nbits_contract.py), whatever the CPU.
+    // rounding in the block sums only (test_matmul_nbits_contract.py: at most 4 ulps of the terms'
+    // magnitude per output, whatever the CPU). Through two layers that rounding gives a mean KL
+    // that depends on ORT's kernel for the CPU: 2.0e-4 with its AVX-512 VNNI kernel (Xeon, session
+    // 13), under 1e-4 with its AVX2 one; the same top-1 everywhere.
     const [between] = int4.agreement;
     expect(between).toMatchObject({ candidate: 'onebit', reference: 'ortQdq' });
     expect(between.top1).toBe(1);
-    expect(between.meanKl).toBeLessThan(1e-4);
+    expect(between.meanKl).toBeLessThan(5e-4);
     expect(readdirSync(modelDir).filter((f) => f.startsWith('model-int4'))).toEqual([
       'model-int4.onnx',
       'model-int4.onnx.data',
