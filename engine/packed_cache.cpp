@@ -23,8 +23,9 @@ namespace onebit {
 namespace {
 
 constexpr char kMagic[8] = {'o', 'n', 'e', 'b', 'i', 't', 'P', 'K'};
-// This file's format: the header below and the 64-byte aligned key and sections after it.
-constexpr uint32_t kFormatVersion = 1;
+// This file's format: the header below and the 64-byte aligned key and sections after it, hashed
+// by content_hash (version 2: its four-lane form).
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kMaxSections = 4;
 constexpr size_t kAlign = 64;
 // A writer's temporary file this old was abandoned (its process died mid-write).

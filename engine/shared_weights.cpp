@@ -101,16 +101,31 @@ Packed cached_or_packed(const PackedCache& cache, const std::string& key, const 
 }  // namespace
 
 uint64_t content_hash(const void* data, size_t bytes, uint64_t seed) {
-  // Eight bytes at a time, each word mixed in by a multiply (64-bit golden ratio) and a shift.
+  // Eight bytes at a time, each word mixed in by a multiply (64-bit golden ratio) and a shift, in
+  // four independent lanes over consecutive words (one chain ran at a third of this speed: the
+  // multiply's latency), folded into one at the end.
   constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  constexpr size_t kLanes = 4;
   const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = seed ^ (bytes * kMul);
+  const auto mix = [](uint64_t h, uint64_t word) {
+    h = (h ^ word) * kMul;
+    return h ^ (h >> 29);
+  };
+  uint64_t lane[kLanes];
+  for (size_t j = 0; j < kLanes; ++j) lane[j] = seed ^ ((bytes + j) * kMul);
   size_t i = 0;
+  for (; i + 8 * kLanes <= bytes; i += 8 * kLanes)
+    for (size_t j = 0; j < kLanes; ++j) {
+      uint64_t word;
+      std::memcpy(&word, p + i + 8 * j, 8);
+      lane[j] = mix(lane[j], word);
+    }
+  uint64_t h = lane[0];
+  for (size_t j = 1; j < kLanes; ++j) h = mix(h, lane[j]);
   for (; i + 8 <= bytes; i += 8) {
     uint64_t word;
     std::memcpy(&word, p + i, 8);
-    h = (h ^ word) * kMul;
-    h ^= h >> 29;
+    h = mix(h, word);
   }
   uint64_t tail = 0;
   if (i < bytes) std::memcpy(&tail, p + i, bytes - i);

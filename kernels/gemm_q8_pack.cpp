@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -9,40 +10,60 @@ namespace onebit {
 
 namespace {
 
-// Where w[k][n] goes in p's blocks: shifts, not divisions, in the per-element index (g is 2 or 4).
-struct BlockIndex {
-  explicit BlockIndex(const PackedWeights& p)
-      : g(p.group_size()), g_bits(g == 4 ? 2 : 1), block_bytes(p.block_bytes()) {}
-  size_t operator()(int64_t k, int64_t n) const {
-    return static_cast<size_t>((n / kBlockN) * block_bytes + ((k >> g_bits) << g_bits) * kBlockN + (n % kBlockN) * g +
-                               (k & (g - 1)));
-  }
-  int64_t g;
-  int g_bits;
-  int64_t block_bytes;
-};
-
-// visit(k, n, w[k][n] shifted by -shift to int8) for every value of w. A K×N source is walked row
-// by row so that its reads are sequential (packing a non-constant B happens per call); an N×K
-// source column by column for the same reason.
-template <typename S, typename Visit>
-void for_each_value(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shift, Visit&& visit) {
-  if (w_is_nk) {
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t k = 0; k < K; ++k) visit(k, n, static_cast<int8_t>(int32_t(w[n * K + k]) - shift));
-  } else {
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n) visit(k, n, static_cast<int8_t>(int32_t(w[k * N + n]) - shift));
-  }
+// One k group (`rows` ≤ G values from k0) of `columns` ≤ kBlockN columns from n0, shifted to int8,
+// into group (kBlockN·G bytes: column j's values at j·G), adding each column's values to sum[j].
+template <int G, bool kNK, typename S>
+void pack_group(const S* w, int64_t K, int64_t N, int64_t k0, int64_t n0, int64_t rows, int64_t columns, int32_t shift,
+                int8_t* group, int32_t* sum) {
+  for (int64_t j = 0; j < columns; ++j)
+    for (int64_t i = 0; i < rows; ++i) {
+      const S v = kNK ? w[(n0 + j) * K + k0 + i] : w[(k0 + i) * N + n0 + j];
+      const auto value = static_cast<int8_t>(int32_t(v) - shift);
+      group[j * G + i] = value;
+      sum[j] += value;
+    }
 }
 
-template <typename Visit>
-void for_each_value(const void* w, QType type, int64_t K, int64_t N, bool w_is_nk, Visit&& visit) {
-  const int32_t shift = shift_for(type);
-  if (type == QType::Uint8)
-    for_each_value(static_cast<const uint8_t*>(w), K, N, w_is_nk, shift, visit);
+// One block of kBlockN columns from n0, as PackedWeights stores it (zero in the padding), into
+// block (block_bytes() bytes) and the columns' sums into col_sum. Whole groups of whole blocks
+// take the constant-size path, which the compiler unrolls and vectorises.
+template <int G, bool kNK, typename S>
+void pack_block(const S* w, int64_t K, int64_t N, int32_t shift, int64_t n0, int8_t* block, int32_t* col_sum) {
+  const int64_t columns = std::min(kBlockN, N - n0);
+  std::fill(block, block + (K + G - 1) / G * G * kBlockN, int8_t(0));
+  int32_t sum[kBlockN] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += G) {
+    int8_t* group = block + k0 * kBlockN;
+    if (k0 + G <= K && columns == kBlockN)
+      pack_group<G, kNK>(w, K, N, k0, n0, G, kBlockN, shift, group, sum);
+    else
+      pack_group<G, kNK>(w, K, N, k0, n0, std::min<int64_t>(G, K - k0), columns, shift, group, sum);
+  }
+  std::copy(sum, sum + columns, col_sum);
+}
+
+template <int G, typename S>
+void pack_block(const S* w, int64_t K, int64_t N, bool w_is_nk, int32_t shift, int64_t n0, int8_t* block,
+                int32_t* col_sum) {
+  if (w_is_nk)
+    pack_block<G, true>(w, K, N, shift, n0, block, col_sum);
   else
-    for_each_value(static_cast<const int8_t*>(w), K, N, w_is_nk, shift, visit);
+    pack_block<G, false>(w, K, N, shift, n0, block, col_sum);
+}
+
+// Block b of p's layout packed from w (K×N, or N×K when w_is_nk), into block and col_sum.
+void pack_block(const PackedWeights& p, const void* w, QType type, bool w_is_nk, int64_t b, int8_t* block,
+                int32_t* col_sum) {
+  const int32_t shift = shift_for(type);
+  const int64_t n0 = b * kBlockN;
+  const auto* u = static_cast<const uint8_t*>(w);
+  const auto* s = static_cast<const int8_t*>(w);
+  if (p.group == KGroup::Quads)
+    type == QType::Uint8 ? pack_block<4>(u, p.K, p.N, w_is_nk, shift, n0, block, col_sum)
+                         : pack_block<4>(s, p.K, p.N, w_is_nk, shift, n0, block, col_sum);
+  else
+    type == QType::Uint8 ? pack_block<2>(u, p.K, p.N, w_is_nk, shift, n0, block, col_sum)
+                         : pack_block<2>(s, p.K, p.N, w_is_nk, shift, n0, block, col_sum);
 }
 
 int32_t packed_zero_point(QType type, const int32_t* zero_points, int64_t zero_point_count, int64_t n) {
@@ -58,14 +79,13 @@ PackedWeights pack_weights(const void* w, QType type, int64_t K, int64_t N, bool
   p.K = K;
   p.N = N;
   p.group = group;
-  PackedBytes<int8_t>::Owned blocks(static_cast<size_t>(p.n_blocks() * p.block_bytes()), 0);
+  const auto block_bytes = static_cast<size_t>(p.block_bytes());
+  PackedBytes<int8_t>::Owned blocks(p.n_blocks() * block_bytes);
   p.zero_point.assign(static_cast<size_t>(N), 0);
-  p.col_sum.assign(static_cast<size_t>(N), 0);
-  const BlockIndex index(p);
-  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
-    blocks[index(k, n)] = value;
-    p.col_sum[static_cast<size_t>(n)] += value;
-  });
+  p.col_sum.assign(static_cast<size_t>(p.n_blocks() * kBlockN), 0);
+  for (int64_t b = 0; b < p.n_blocks(); ++b)
+    pack_block(p, w, type, w_is_nk, b, blocks.data() + b * block_bytes, p.col_sum.data() + b * kBlockN);
+  p.col_sum.resize(static_cast<size_t>(N));
   p.blocks = PackedBytes<int8_t>(std::move(blocks));
   for (int64_t n = 0; n < N; ++n)
     p.zero_point[static_cast<size_t>(n)] = packed_zero_point(type, zero_points, zero_point_count, n);
@@ -79,15 +99,21 @@ bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int6
     return false;
   for (int64_t n = 0; n < N; ++n)
     if (p.zero_point[static_cast<size_t>(n)] != packed_zero_point(type, zero_points, zero_point_count, n)) return false;
-  const BlockIndex index(p);
-  bool same = true;  // the padding is never read against a nonzero value: only the values count
-  std::vector<int32_t> col_sum(static_cast<size_t>(N), 0);  // checked too: p may come from a file
-  const int8_t* blocks = p.blocks.data();                   // once: data() picks the owned or the mapped bytes
-  for_each_value(w, type, K, N, w_is_nk, [&](int64_t k, int64_t n, int8_t value) {
-    same &= blocks[index(k, n)] == value;
-    col_sum[static_cast<size_t>(n)] += value;
-  });
-  return same && col_sum == p.col_sum;
+  // Each block packed again into scratch and compared whole, padding included (packing writes
+  // zeros there): a block at a time stays in L1, where a value-by-value walk of the layout did
+  // not. The column sums are checked too: p may come from a file.
+  const auto block_bytes = static_cast<size_t>(p.block_bytes());
+  std::vector<int8_t> block(block_bytes);
+  int32_t sums[kBlockN];
+  const int8_t* packed = p.blocks.data();  // once: data() picks the owned or the mapped bytes
+  for (int64_t b = 0; b < p.n_blocks(); ++b) {
+    pack_block(p, w, type, w_is_nk, b, block.data(), sums);
+    const int64_t columns = std::min(kBlockN, N - b * kBlockN);
+    if (std::memcmp(block.data(), packed + b * block_bytes, block_bytes) != 0 ||
+        !std::equal(sums, sums + columns, p.col_sum.begin() + b * kBlockN))
+      return false;
+  }
+  return true;
 }
 
 namespace {

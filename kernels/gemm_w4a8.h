@@ -68,7 +68,7 @@ std::string packed_nbits_geometry(const NBitsWeights& w, PackedNBits& out);
 // Packs `w` into `out`; returns an empty string, or what is malformed (sizes, bits, block size)
 // and leaves `out` untouched.
 std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out);
-// Whether pack_nbits_weights(w) gives p, read back bit by bit (one pass, no copy): how a shared
+// Whether pack_nbits_weights(w) gives p, byte for byte (packed again a tile at a time): how a shared
 // packing is matched against weights it was not packed from. False for malformed w.
 bool packs_to(const PackedNBits& p, const NBitsWeights& w);
 

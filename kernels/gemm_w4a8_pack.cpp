@@ -3,6 +3,7 @@
 // Runs once per weight at compile time; 4-bit weights stay 4-bit.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/gemm_w4a8.h"
 
@@ -58,30 +59,48 @@ Slot slot(int64_t bits, int64_t k, int64_t c) {
   return {(k / 8) * 32 + 4 * c + k % 4, int((k % 8) / 4) * 4};
 }
 
-// The packing as the bits it writes: put(offset, shift, mask, value) for each weight (k < K), each
-// byte of each block scale and each zero point, where offset is a byte of p.data and the value
-// goes under `mask` at `shift` there. p holds w's geometry; bytes never put stay 0.
-template <typename Put>
-void for_each_packed_bits(const NBitsWeights& w, const PackedNBits& p, Put&& put) {
-  const int64_t k_blocks = p.k_blocks();
-  const uint32_t weight_mask = w.bits == 8 ? 0xFF : 0xF;
-  for (int64_t n = 0; n < w.N; ++n) {
-    const int64_t c = n % kW4A8TileN;
-    const int64_t tile = (n / kW4A8TileN) * p.tile_stride();
+// The weights k0..k0+7 of one column (k0 a multiple of 8, all < K), as the tile stores them: 4-bit
+// weights come in the model's bytes low nibble first (k, k+1 in one byte) and go to 4 bytes holding
+// k0..k0+3 in their low nibbles and k0+4..k0+7 in their high ones; 8-bit weights go as they are,
+// two runs of 4 bytes 32 bytes apart.
+void pack_octet(const uint8_t* column, int64_t bits, int64_t k0, uint8_t* out) {
+  if (bits == 8) {
+    std::memcpy(out, column + k0, 4);
+    std::memcpy(out + 32, column + k0 + 4, 4);
+    return;
+  }
+  const uint8_t* s = column + k0 / 2;
+  out[0] = uint8_t((s[0] & 0x0F) | (s[2] << 4));
+  out[1] = uint8_t((s[0] >> 4) | (s[2] & 0xF0));
+  out[2] = uint8_t((s[1] & 0x0F) | (s[3] << 4));
+  out[3] = uint8_t((s[1] >> 4) | (s[3] & 0xF0));
+}
+
+// Tile t of w as the kernels stream it, into out (p.tile_stride() bytes; p holds w's geometry):
+// per k-block the weights, then the 8 columns' scales, then their zero points. Weights past K
+// stay 0: their activations are 0, so they add nothing whatever ORT's padding holds.
+void pack_tile(const NBitsWeights& w, const PackedNBits& p, int64_t t, uint8_t* out) {
+  const int64_t k_blocks = p.k_blocks(), column_bytes = k_blocks * w.block_size * w.bits / 8;
+  std::memset(out, 0, static_cast<size_t>(p.tile_stride()));
+  for (int64_t c = 0; c < kW4A8TileN && t * kW4A8TileN + c < w.N; ++c) {
+    const int64_t n = t * kW4A8TileN + c;
+    const uint8_t* column = w.b + n * column_bytes;
     for (int64_t b = 0; b < k_blocks; ++b) {
-      const int64_t block = tile + b * p.block_stride();
-      // Weights past K stay 0: their activations are 0, so they add nothing whatever ORT's padding holds.
-      for (int64_t k = b * w.block_size; k < std::min(w.K, (b + 1) * w.block_size); ++k) {
-        const Slot s = slot(w.bits, k - b * w.block_size, c);
-        put(block + s.byte, s.shift, weight_mask, static_cast<uint8_t>(model_weight(w, k_blocks, n, k)));
+      uint8_t* block = out + b * p.block_stride();
+      const int64_t k_begin = b * w.block_size, k_end = std::min(w.K, k_begin + w.block_size);
+      int64_t k = k_begin;
+      for (; k + 8 <= k_end; k += 8) {
+        const Slot s = slot(w.bits, k - k_begin, c);
+        pack_octet(column, w.bits, k, block + s.byte);
       }
-      uint8_t scale[sizeof(float)];
-      std::memcpy(scale, &w.scales[n * k_blocks + b], sizeof(float));
-      for (int64_t i = 0; i < int64_t(sizeof(float)); ++i)
-        put(block + p.weight_bytes() + c * int64_t(sizeof(float)) + i, 0, 0xFF, scale[i]);
+      for (; k < k_end; ++k) {  // the tail of a last block that K does not fill
+        const Slot s = slot(w.bits, k - k_begin, c);
+        block[s.byte] = static_cast<uint8_t>(block[s.byte] | (model_weight(w, k_blocks, n, k) << s.shift));
+      }
+      std::memcpy(block + p.weight_bytes() + c * int64_t(sizeof(float)), &w.scales[n * k_blocks + b], sizeof(float));
       if (p.has_zero_points)
-        put(block + p.weight_bytes() + kW4A8TileN * int64_t(sizeof(float)) + c, 0, 0xFF,
-            static_cast<uint8_t>(model_zero_point(w, k_blocks, n, b)));
+        block[p.weight_bytes() + kW4A8TileN * int64_t(sizeof(float)) + c] =
+            static_cast<uint8_t>(model_zero_point(w, k_blocks, n, b));
     }
   }
 }
@@ -101,10 +120,8 @@ std::string packed_nbits_geometry(const NBitsWeights& w, PackedNBits& out) {
 std::string pack_nbits_weights(const NBitsWeights& w, PackedNBits& out) {
   PackedNBits p;
   if (std::string error = packed_nbits_geometry(w, p); !error.empty()) return error;
-  PackedBytes<uint8_t>::Owned data(static_cast<size_t>(p.tiles() * p.tile_stride()), 0);
-  for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t, uint8_t value) {
-    data[static_cast<size_t>(offset)] = static_cast<uint8_t>(data[static_cast<size_t>(offset)] | (value << shift));
-  });
+  PackedBytes<uint8_t>::Owned data(static_cast<size_t>(p.tiles() * p.tile_stride()));
+  for (int64_t t = 0; t < p.tiles(); ++t) pack_tile(w, p, t, data.data() + t * p.tile_stride());
   p.data = PackedBytes<uint8_t>(std::move(data));
   out = std::move(p);
   return {};
@@ -114,14 +131,18 @@ bool packs_to(const PackedNBits& p, const NBitsWeights& w) {
   PackedNBits geometry;
   if (!packed_nbits_geometry(w, geometry).empty()) return false;
   if (p.K != geometry.K || p.N != geometry.N || p.bits != geometry.bits || p.block_size != geometry.block_size ||
-      p.has_zero_points != geometry.has_zero_points)
+      p.has_zero_points != geometry.has_zero_points ||
+      p.data.size() != static_cast<size_t>(p.tiles() * p.tile_stride()))
     return false;
-  bool same = true;                     // what packing never puts is 0 in both
+  // Each tile packed again into scratch and compared whole, padding included (packing writes zeros
+  // there): one tile at a time stays in L1.
+  std::vector<uint8_t> tile(static_cast<size_t>(p.tile_stride()));
   const uint8_t* data = p.data.data();  // once: data() picks the owned or the mapped bytes
-  for_each_packed_bits(w, p, [&](int64_t offset, int shift, uint32_t mask, uint8_t value) {
-    same &= ((data[static_cast<size_t>(offset)] >> shift) & mask) == value;
-  });
-  return same;
+  for (int64_t t = 0; t < p.tiles(); ++t) {
+    pack_tile(w, p, t, tile.data());
+    if (std::memcmp(tile.data(), data + t * p.tile_stride(), tile.size()) != 0) return false;
+  }
+  return true;
 }
 
 int32_t PackedNBits::weight(int64_t k, int64_t n) const {
