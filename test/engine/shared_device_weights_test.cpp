@@ -9,13 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <barrier>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "engine/group_device.h"
 #include "engine/session_device.h"
+#include "lockstep_threads.h"
 #include "npu_test_util.h"
 
 namespace onebit {
@@ -161,33 +160,30 @@ TEST_F(SharedDeviceWeights, ConcurrentCreationAndRelease) {
   std::vector<std::unique_ptr<SessionDevice>> sessions(kThreads);
   std::vector<GroupDevice> groups(kThreads);
   std::vector<uint64_t> uploaded(kThreads, 0);
-  std::barrier sync(kThreads);
-  std::vector<int> failures(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int round = 0; round < kRounds; ++round) {
+  const std::vector<int> failures = run_in_lockstep(
+      kThreads, kRounds,
+      [&](int t, int round) {
         const int which = (t + round) % 2;
         const std::vector<int8_t> copy = w[which];
         sessions[t] = open_session();
         groups[t] = prepare(*sessions[t], copy, &uploaded[t]);
-        failures[t] += computes(groups[t], w[which]) ? 0 : 1;
-        sync.arrive_and_wait();  // every thread holds its group now
+        return computes(groups[t], w[which]) ? 0 : 1;
+      },
+      [&](int t, int round) {  // one device; holders of one weight share its buffer, uploaded once
         const auto buffer = [&](int u) { return groups[u].gemm ? &groups[u].gemm->weights() : nullptr; };
+        int failed = 0;
         uint64_t round_uploads = 0;
         for (int u = 0; u < kThreads; ++u) {
           round_uploads += uploaded[u];
-          failures[t] += &sessions[u]->device() == &sessions[t]->device() ? 0 : 1;
-          if ((u + round) % 2 == which) failures[t] += buffer(u) == buffer(t) ? 0 : 1;
+          failed += &sessions[u]->device() == &sessions[t]->device() ? 0 : 1;
+          if ((u + round) % 2 == (t + round) % 2) failed += buffer(u) == buffer(t) ? 0 : 1;
         }
-        failures[t] += buffer(t) != nullptr && round_uploads == 2 * buffer(t)->bo->size() ? 0 : 1;
-        sync.arrive_and_wait();
+        return failed + (buffer(t) != nullptr && round_uploads == 2 * buffer(t)->bo->size() ? 0 : 1);
+      },
+      [&](int t) {
         groups[t] = GroupDevice{};
         sessions[t].reset();
-        sync.arrive_and_wait();
-      }
-    });
-  for (auto& thread : threads) thread.join();
+      });
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
   EXPECT_EQ(device_weights_registry().live(), weights_before);
   EXPECT_EQ(opened_devices_registry().live(), devices_before);

@@ -6,12 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
 
+#include "lockstep_threads.h"
 #include "test_operands.h"
 
 namespace onebit {
@@ -209,25 +208,21 @@ TEST(SharedPackWeights, ConcurrentCreationAndRelease) {
                                      pack_weights(w1.data(), QType::Int8, K, N, false, nullptr, 0)};
   const size_t before = packed_weights_registry().live();
   std::vector<std::shared_ptr<const PackedWeights>> held(kThreads);
-  std::barrier sync(kThreads);
-  std::vector<int> failures(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int round = 0; round < kRounds; ++round) {
+  const std::vector<int> failures = run_in_lockstep(
+      kThreads, kRounds,
+      [&](int t, int round) {
         const int which = (t + round) % 2;
         const std::vector<uint8_t> copy = which == 0 ? w0 : w1;  // a model's own buffer
         held[t] = shared_pack_weights(copy.data(), QType::Int8, K, N, false, nullptr, 0);
-        failures[t] += same_bytes(*held[t], expected[which]) ? 0 : 1;
-        sync.arrive_and_wait();  // every thread holds its packing now
+        return same_bytes(*held[t], expected[which]) ? 0 : 1;
+      },
+      [&](int t, int round) {  // holders of one weight hold one packing
+        int failed = 0;
         for (int u = 0; u < kThreads; ++u)
-          if ((u + round) % 2 == which) failures[t] += held[u] == held[t] ? 0 : 1;
-        sync.arrive_and_wait();
-        held[t].reset();
-        sync.arrive_and_wait();
-      }
-    });
-  for (auto& thread : threads) thread.join();
+          if ((u + round) % 2 == (t + round) % 2) failed += held[u] == held[t] ? 0 : 1;
+        return failed;
+      },
+      [&](int t) { held[t].reset(); });
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
   EXPECT_EQ(packed_weights_registry().live(), before);
 }

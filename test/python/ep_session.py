@@ -51,6 +51,14 @@ def record_measurement(line: str) -> None:
     MEASUREMENTS.append(line)
 
 
+def pss_bytes() -> int:
+    """This process's proportional set size (each page divided among the processes mapping it)."""
+    for line in pathlib.Path("/proc/self/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("/proc/self/smaps_rollup has no Pss line")
+
+
 def ep_lib_path() -> str:
     """The EP library named by ONEBIT_EP_LIB; fails the calling test if it is unusable."""
     path = os.environ.get("ONEBIT_EP_LIB")

@@ -37,11 +37,6 @@ CHILD = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import ep_session as es
 
-    def pss_bytes():
-        for line in pathlib.Path("/proc/self/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-
     def wait_for(barrier, phase, processes):
         (barrier / f"{phase}.{os.getpid()}").touch()
         deadline = time.monotonic() + 300
@@ -54,7 +49,7 @@ CHILD = textwrap.dedent("""
     processes = int(options.pop("processes", 1))
     es.ensure_registered()
     x = np.load(sys.argv[3])
-    before = pss_bytes()
+    before = es.pss_bytes()
     with es.captured_stderr() as err:
         sess = es.create_ep_session(pathlib.Path(sys.argv[2]), {**options, "trace": "1"})
         y = sess.run(None, {"x_q": x})[0]
@@ -62,7 +57,7 @@ CHILD = textwrap.dedent("""
         if barrier:
             barrier = pathlib.Path(barrier)
             wait_for(barrier, "ready", processes)  # all hold their session: shared pages are divided
-            growth = pss_bytes() - before
+            growth = es.pss_bytes() - before
             wait_for(barrier, "measured", processes)
         del sess
     np.save(sys.argv[4], y)

@@ -44,11 +44,6 @@ ARM = textwrap.dedent("""
     sys.path.insert(0, sys.argv[2])
     import ep_session as es
 
-    def pss_bytes():
-        for line in pathlib.Path("/proc/self/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-
     es.ensure_registered()
     x = np.load(sys.argv[4])
     options = json.loads(sys.argv[5])
@@ -56,7 +51,7 @@ ARM = textwrap.dedent("""
     for path in sys.argv[6:] * int(sys.argv[3]):
         sessions.append(es.create_ep_session(pathlib.Path(path), options))
         outputs.append(sessions[-1].run(None, {"x_q": x})[0])
-        pss.append(pss_bytes())
+        pss.append(es.pss_bytes())
     np.save(sys.argv[4] + ".out.npy", np.stack(outputs))
     print(json.dumps(pss))
 """)
@@ -133,47 +128,33 @@ def saved(m: onnx.ModelProto, path: pathlib.Path) -> pathlib.Path:
     return path
 
 
+# Per session without sharing: the host packing, and on the device also its buffer's two copies.
+COPIES_WITHOUT_SHARING = {"host": 0.75, "emu": 2.5}
+
+
 @pytest.mark.memory
-def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir):
+@pytest.mark.parametrize("where", ["host", "emu"])
+def test_sessions_of_one_model_share_its_packed_weights(ep_lib, model_dir, request, where):
+    """4 sessions of one model, on the host or the emulated device: with sharing each session after
+    the first adds under a quarter of the weights' bytes, without it a copy or (device) three."""
+    options = request.getfixturevalue("emu") if where == "emu" else None
     m = model()
     path = saved(m, model_dir / "stack.onnx")
     expected = reference.reference_run(m, {"x_q": activation()})[0]
     sessions = 4
     growth = {}
     for share in (True, False):
-        pss, outputs = run_arm(ep_lib, model_dir, [path], sessions, share)
+        pss, outputs = run_arm(ep_lib, model_dir, [path], sessions, share, options)
         for i, y in enumerate(outputs):
-            np.testing.assert_array_equal(y, expected, err_msg=f"session {i}, share={share}")
+            np.testing.assert_array_equal(y, expected, err_msg=f"session {i} on {where}, share={share}")
         growth[share] = (pss[-1] - pss[0]) / (sessions - 1)
         es.record_measurement(
-            f"shared weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights, PSS "
+            f"shared weights on {where}: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights, PSS "
             f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
             f"extra session with sharing {'on' if share else 'off'}"
         )
     assert growth[True] < 0.25 * WEIGHT_BYTES, growth
-    assert growth[False] > 0.75 * WEIGHT_BYTES, f"sharing off should add a copy per session: {growth}"
-
-
-@pytest.mark.memory
-def test_device_sessions_share_the_uploaded_weights(ep_lib, model_dir, emu):
-    m = model()
-    path = saved(m, model_dir / "stack.onnx")
-    expected = reference.reference_run(m, {"x_q": activation()})[0]
-    sessions = 4
-    growth = {}
-    for share in (True, False):
-        pss, outputs = run_arm(ep_lib, model_dir, [path], sessions, share, emu)
-        for i, y in enumerate(outputs):
-            np.testing.assert_array_equal(y, expected, err_msg=f"session {i} on emu, share={share}")
-        growth[share] = (pss[-1] - pss[0]) / (sessions - 1)
-        es.record_measurement(
-            f"shared device weights: {WEIGHT_BYTES / 2**20:.0f} MiB of int8 weights on device=emu, PSS "
-            f"{pss[0] / 2**20:.1f} MiB with one session, +{growth[share] / 2**20:.1f} MiB per "
-            f"extra session with sharing {'on' if share else 'off'}"
-        )
-    assert growth[True] < 0.25 * WEIGHT_BYTES, growth
-    # The host packing and the device buffer's two copies: the device's part is in the measure.
-    assert growth[False] > 2.5 * WEIGHT_BYTES, f"sharing off should add three copies per session: {growth}"
+    assert growth[False] > COPIES_WITHOUT_SHARING[where] * WEIGHT_BYTES, f"sharing off adds its copies: {growth}"
 
 
 @pytest.mark.parametrize("share", [True, False])
