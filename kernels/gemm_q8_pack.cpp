@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -109,7 +108,8 @@ bool packs_to(const PackedWeights& p, const void* w, QType type, int64_t K, int6
   for (int64_t b = 0; b < p.n_blocks(); ++b) {
     pack_block(p, w, type, w_is_nk, b, block.data(), sums);
     const int64_t columns = std::min(kBlockN, N - b * kBlockN);
-    if (std::memcmp(block.data(), packed + b * block_bytes, block_bytes) != 0 ||
+    // std::equal, not memcmp: with K = 0 both ranges are empty and their pointers null.
+    if (!std::equal(block.begin(), block.end(), packed + b * block_bytes) ||
         !std::equal(sums, sums + columns, p.col_sum.begin() + b * kBlockN))
       return false;
   }

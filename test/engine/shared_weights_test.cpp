@@ -127,6 +127,14 @@ TEST(PacksTo, ReadsBackEveryValueAndZeroPoint) {
   }
 }
 
+TEST(PacksTo, AnEmptyKPacksToItself) {  // no bytes to compare (null pointers): the sanitizer job's case
+  for (KGroup group : {KGroup::Pairs, KGroup::Quads}) {
+    const PackedWeights p = pack_weights(nullptr, QType::Int8, 0, N, false, nullptr, 0, group);
+    EXPECT_TRUE(packs_to(p, nullptr, QType::Int8, 0, N, false, nullptr, 0));
+    EXPECT_FALSE(packs_to(p, nullptr, QType::Int8, 0, N - 1, false, nullptr, 0));
+  }
+}
+
 // A MatMulNBits weight as a model stores it; K = 40 leaves 24 padding values in the last block
 // (2 blocks of 32).
 struct NBits : onebit_test::NBitsModelWeights {
