@@ -11,6 +11,8 @@ struct CpuFeatures {
   bool avx_vnni = false;     // VEX-encoded vpdpbusd on ymm (AVX-VNNI), ymm state enabled
   bool avx512 = false;       // AVX-512 F, BW and VL, with the zmm and mask states enabled
   bool avx512_vnni = false;  // the same and AVX-512 VNNI
+  bool amx_int8 = false;     // AVX-512 VNNI and AMX tiles with int8 dot products, tile state enabled
+                             // by the OS and granted to this process (Linux asks for it per process)
 };
 
 // Read once per process.

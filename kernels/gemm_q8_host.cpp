@@ -9,6 +9,7 @@ namespace onebit {
 
 const std::vector<HostKernel>& host_kernels() {
   static const std::vector<HostKernel> kernels{
+      {"amx", KGroup::Quads, gemm_q8_blocks_amx, true, [] { return cpu_features().amx_int8; }},
       {"avx512vnni", KGroup::Quads, gemm_q8_blocks_avx512vnni, true, [] { return cpu_features().avx512_vnni; }},
       {"avxvnni", KGroup::Quads, gemm_q8_blocks_avxvnni, true, [] { return cpu_features().avx_vnni; }},
       {"avx2", KGroup::Pairs, gemm_q8_blocks_avx2, false, [] { return cpu_features().avx2; }},

@@ -25,6 +25,9 @@ void gemm_q8_blocks_avx2(const PreparedActivation& x, const PackedWeights& w, in
 // VNNI, ymm with AVX-VNNI (VEX).
 void gemm_q8_blocks_avx512vnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin,
                                int64_t block_end, int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
+// AMX-INT8 (TDPBUSD tiles) from 16 rows, the zmm VNNI kernel below that; k quads as VNNI.
+void gemm_q8_blocks_amx(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
+                        int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
 void gemm_q8_blocks_avxvnni(const PreparedActivation& x, const PackedWeights& w, int64_t block_begin, int64_t block_end,
                             int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused);
 

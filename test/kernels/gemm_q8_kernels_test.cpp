@@ -179,10 +179,10 @@ TEST_P(GemmKernels, ValuesThatSaturateSixteenBitPairSums) {
 }
 
 // K = kMaxK is the largest K at which the worst case still fits in int32; the decode and the
-// prefill paths (1-4 rows, more) both hold it, with x at either end of its range.
+// prefill paths (1-4 rows, more, and AMX's 16 and more) all hold it, with x at either end of its range.
 TEST_P(GemmKernels, AccumulatorsAtTheInt32LimitDoNotOverflow) {
   static_assert(int64_t{255} * 255 * onebit::kMaxK <= INT32_MAX);
-  for (int64_t M : {1, 2, 5})
+  for (int64_t M : {1, 2, 5, 17})
     for (bool same_sign : {true, false})
       for (bool x_high : {false, true})
         check_all_columns(*kernel_,
@@ -198,8 +198,9 @@ TEST_P(GemmKernels, PastTheInt32LimitEveryKernelWrapsAlike) {
   constexpr int64_t kQuarterOverflows = 4 * 65794;
   static_assert(int64_t{255} * 255 * (onebit::kMaxK + 1) > INT32_MAX);
   static_assert(int64_t{255} * 128 * (kQuarterOverflows / 4) > INT32_MAX);
-  for (int64_t K : {onebit::kMaxK + 1, kQuarterOverflows})
-    check_all_columns(*kernel_, extreme_case(x_type(), w_type(), 5, K, 17, false, true), Expect::Modulo2To32);
+  for (int64_t M : {5, 17})
+    for (int64_t K : {onebit::kMaxK + 1, kQuarterOverflows})
+      check_all_columns(*kernel_, extreme_case(x_type(), w_type(), M, K, 17, false, true), Expect::Modulo2To32);
 }
 
 std::vector<std::string> kernel_names() {
@@ -303,6 +304,8 @@ TEST(GemmKernelSelection, NamesTheKernelInUse) {
   if (__builtin_cpu_supports("avxvnni")) want = "avxvnni";
   if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
     want = "avx512vnni";
+  // AMX also needs the OS to grant the tile state, which libgcc does not check.
+  if (want == "avx512vnni" && onebit::cpu_features().amx_int8) want = "amx";
   if (forced != nullptr && onebit::kernel_choice_error().empty()) want = forced;
   EXPECT_EQ(std::string(onebit::selected_kernel_name()), want);
   EXPECT_EQ(onebit::selected_k_group(), onebit::selected_host_kernel().group);
