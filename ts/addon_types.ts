@@ -85,7 +85,7 @@ export interface NativeConstants {
   maxDeviceTimeoutMs: number;
   /** Largest packed_cache_max_mb. */
   maxPackedCacheMb: number;
-  /** The host kernel this process selected (avx512vnni, avxvnni, avx2 or portable; ONEBIT_KERNEL forces one). */
+  /** The host kernel this process selected (one of HOST_KERNELS; ONEBIT_KERNEL forces one). */
   hostKernel: string;
   /** Largest K whose int32 accumulators cannot overflow. */
   maxK: number;
@@ -218,7 +218,7 @@ export interface RawProbeResult {
   seed: number;
   /** Host threads of the host route (1). */
   hostThreads: number;
-  /** The host gemm_q8 kernel: 'avx512vnni', 'avxvnni', 'avx2' or 'portable'. */
+  /** The host gemm_q8 kernel: one of HOST_KERNELS. */
   hostKernel: string;
   device: {
     /** The device option asked for (an OnebitDevice). */

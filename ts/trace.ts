@@ -61,7 +61,7 @@ export interface TraceSummary {
   droppedEvents: number;
   /** The generation the modelled times are for (the session's cost_model option), else null. */
   costModel: string | null;
-  /** The host kernel that ran the host calls (avx512vnni, avxvnni, avx2, portable), else null. */
+  /** The host kernel that ran the host calls (one of HOST_KERNELS), else null. */
   hostKernel: string | null;
 }
 

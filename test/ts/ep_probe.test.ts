@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import type { ProbeReport } from '../../ts/apps/cli/probe_report.js';
+import { HOST_KERNELS } from '../../ts/names.js';
 import { pkg, repoRoot, runNode } from './helpers/package.js';
 
 const cli = path.join(repoRoot, 'dist', 'apps', 'cli', 'ep_probe.js');
@@ -72,7 +73,7 @@ describe('ep-probe', () => {
       routesChosenOn: 'measured',
       modelledDeviceWinsFromRows: null,
     });
-    expect(['avx512vnni', 'avxvnni', 'avx2', 'portable']).toContain(report.hostKernel);
+    expect(HOST_KERNELS).toContain(report.hostKernel);
     expect(report.device).toMatchObject({
       requested: 'emu',
       selected: 'emu',
@@ -114,7 +115,9 @@ describe('ep-probe', () => {
     const ran = runNode([cli, ...small], repoRoot, env);
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(
-      /^ep-probe 64x48: host gemm_q8 \((avx512vnni|avxvnni|avx2|portable), 1 thread\) vs device emu -- device timings are EMULATED/,
+      new RegExp(
+        `^ep-probe 64x48: host gemm_q8 \\((${HOST_KERNELS.join('|')}), 1 thread\\) vs device emu -- device timings are EMULATED`,
+      ),
     );
     expect(ran.stdout).toMatch(
       /rows {2}host ms +device ms \(emulated\) +host\/device +A upload\+sync +launches\+wait +C sync +epilogue +launches +exact +faster/,

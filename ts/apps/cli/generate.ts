@@ -59,7 +59,7 @@ export interface GenerationReport {
   ortVersion: string;
   /** Whether ORT's uint8 x int8 kernel is exact on this CPU (it saturates on AVX2 without VNNI). */
   ortInt8: OrtInt8Check;
-  /** The EP's host kernel (avx512vnni, avxvnni, avx2, portable). */
+  /** The EP's host kernel (one of HOST_KERNELS). */
   hostKernel: string;
   threads: number;
   device: string;
