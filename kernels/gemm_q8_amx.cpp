@@ -139,8 +139,9 @@ void gemm_q8_blocks_amx(const PreparedActivation& x, const PackedWeights& w, int
   thread_local std::vector<uint8_t> padded;
   if (!direct) {
     padded.assign(static_cast<size_t>(row_tiles * kTileRows * a_stride), 0);
+    // std::copy_n, not memcpy: with K = 0 both vectors are empty, their data() null (UBSan).
     for (int64_t m = 0; m < x.M; ++m)
-      std::memcpy(padded.data() + m * a_stride, x.quads.data() + m * x.row_stride, static_cast<size_t>(x.row_stride));
+      std::copy_n(x.quads.data() + m * x.row_stride, x.row_stride, padded.data() + m * a_stride);
   }
   const uint8_t* a = direct ? x.quads.data() : padded.data();
   // The last, partial step of each block's weights, padded with zeros: a tile load of it from the
