@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ORT's CPU MatMulNBits per call (accuracy_level=4, 4-bit symmetric, block 32, one thread), weights
-cold, at the shapes and rows gemm_w4a8_bench times: the arm the W4A8 kernel is measured against.
+"""ORT's CPU MatMulNBits per call (accuracy_level=4, 4-bit symmetric, block 32, one thread unless
+--threads), weights cold, at the shapes and rows gemm_w4a8_bench times: the arm the W4A8 kernel is
+measured against.
 
 As in a model, one session holds many MatMulNBits nodes (distinct random weights, more than the L3
 holds, all reading the same input): a run's median time divided by the node count is the time per
@@ -9,7 +10,7 @@ made ORT look several times slower at one row: each call then also met a cold se
 `--arms ort,onebit` adds the onebit EP (ONEBIT_EP_LIB) on the same model layout, the arms alternated
 run by run in each cell: both times, ORT's over ours, and our GB/s of packed weights (against
 `--read-gbs`, the one-thread read bandwidth gemm_q8_bench prints, when given).
-Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20]
+Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20] [--threads 1]
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def onebit_session(model_bytes, so):
     return ort.InferenceSession(model_bytes, so)
 
 
-def nbits_nodes(K, N, rng, arm="ort"):
+def nbits_nodes(K, N, rng, arm="ort", threads=1):
     """One session of as many K×N MatMulNBits nodes as make 96 MiB of weights (at least 2)."""
     k_blocks = -(-K // BLOCK)
     node_bytes = N * k_blocks * (BLOCK * BITS // 8 + 4)
@@ -76,8 +77,11 @@ def nbits_nodes(K, N, rng, arm="ort"):
         graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
     )
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    # Both arms' sessions live in one process: a pool's threads spinning after its run took the
+    # other session's second core (2 vCPUs), which made both arms slower at 4 rows, ours below ORT.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if arm == "onebit":
         return onebit_session(model.SerializeToString(), so), count
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]), count
@@ -93,13 +97,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--arms", default="ort", help="ort, onebit or both (ort,onebit)")
     parser.add_argument("--read-gbs", type=float, default=None, help="the machine's one-thread read GB/s")
+    parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads for both arms")
     args = parser.parse_args()
     arms = args.arms.split(",")
     if any(a not in ("ort", "onebit") for a in arms):
         parser.error(f"--arms {args.arms}: each arm is ort or onebit")
     print(
         f"ORT {ort.__version__} MatMulNBits ({', '.join(arms)}), accuracy_level=4, bits {BITS}, block {BLOCK}, "
-        f"symmetric, 1 thread, {args.repeat} runs per cell (median), arms alternated, weights cold"
+        f"symmetric, {args.threads} thread(s), {args.repeat} runs per cell (median), arms alternated, weights cold"
     )
     header = f"{'KxN':<11} {'M':>5} {'nodes':>6}" + "".join(f" {a + ' ms/call':>16}" for a in arms)
     if "onebit" in arms:
@@ -108,7 +113,7 @@ def main():
     for K, N in SHAPES:
         sessions = {}
         for arm in arms:
-            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm)
+            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm, args.threads)
         for M in (1, 4, 32, 128):
             x = np.random.default_rng(M).standard_normal((M, K)).astype(np.float32)
             times = {arm: [] for arm in arms}
