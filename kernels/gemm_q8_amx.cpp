@@ -81,32 +81,6 @@ void dot_tiles(const uint8_t* a, int64_t a_stride, int64_t steps, BStep&& b_step
   if constexpr (MT > 1 && NT > 1) _tile_stored(3, c[1][1], kStride);
 }
 
-// The TileOut of row m and block b, as the zmm kernel's gemm_tile builds it.
-TileOut tile_out(const PreparedActivation& x, const PackedWeights& w, int64_t m, int64_t b, int32_t* acc,
-                 int64_t acc_stride, const FusedFloatOutput* fused) {
-  const int64_t n0 = b * kBlockN;
-  TileOut out{acc + m * acc_stride + n0,
-              acc_stride,
-              nullptr,
-              nullptr,
-              false,
-              nullptr,
-              x.row_sum.data() + m,
-              w.zero_point.data() + n0,
-              w.col_sum.data() + n0,
-              x.zero_point,
-              w.K,
-              std::min(kBlockN, w.N - n0)};
-  if (fused != nullptr) {
-    out.y = fused->y + m * acc_stride + n0;
-    out.scale = fused->scale + (fused->per_column ? n0 : 0);
-    out.per_column = fused->per_column;
-    out.bias = fused->bias == nullptr ? nullptr : fused->bias + n0;
-    out.stream = fused->stream;
-  }
-  return out;
-}
-
 // Rows [m0, m0 + rows) of block b from their raw dots (16 a row), folded and stored by the zmm
 // kernel's store_tile: a whole tile at once, the rows of a partial one one by one.
 void store_rows(const PreparedActivation& x, const PackedWeights& w, int64_t m0, int64_t rows, int64_t b,
@@ -114,11 +88,11 @@ void store_rows(const PreparedActivation& x, const PackedWeights& w, int64_t m0,
   if (rows == kTileRows) {
     Zmm::Reg sum[kTileRows][1];
     for (int r = 0; r < kTileRows; ++r) sum[r][0] = Zmm::load32(dots + r * 16);
-    return store_tile<Zmm, kTileRows, 1>(sum, tile_out(x, w, m0, b, acc, acc_stride, fused));
+    return store_tile<Zmm, kTileRows, 1>(sum, tile_out(x, w, m0, b, 1, acc, acc_stride, fused));
   }
   for (int64_t r = 0; r < rows; ++r) {
     const Zmm::Reg sum[1][1] = {{Zmm::load32(dots + r * 16)}};
-    store_tile<Zmm, 1, 1>(sum, tile_out(x, w, m0 + r, b, acc, acc_stride, fused));
+    store_tile<Zmm, 1, 1>(sum, tile_out(x, w, m0 + r, b, 1, acc, acc_stride, fused));
   }
 }
 

@@ -230,6 +230,33 @@ inline void dot_rows(int rows, const uint8_t* x, int64_t x_stride, const int8_t*
   dot_tile<V, MR, NB>(x, x_stride, w, block_bytes, k_quads, out);
 }
 
+// The TileOut of `blocks` blocks from block b at row m (fewer columns at the matrix's right edge):
+// where its accumulators or fused float output go and what folds them. The AMX kernel's too.
+inline TileOut tile_out(const PreparedActivation& x, const PackedWeights& w, int64_t m, int64_t b, int64_t blocks,
+                        int32_t* acc, int64_t acc_stride, const FusedFloatOutput* fused) {
+  const int64_t n0 = b * kBlockN;
+  TileOut out{acc + m * acc_stride + n0,
+              acc_stride,
+              nullptr,
+              nullptr,
+              false,
+              nullptr,
+              x.row_sum.data() + m,
+              w.zero_point.data() + n0,
+              w.col_sum.data() + n0,
+              x.zero_point,
+              w.K,
+              std::min(blocks * kBlockN, w.N - n0)};
+  if (fused != nullptr) {
+    out.y = fused->y + m * acc_stride + n0;
+    out.scale = fused->scale + (fused->per_column ? n0 : 0);
+    out.per_column = fused->per_column;
+    out.bias = fused->bias == nullptr ? nullptr : fused->bias + n0;
+    out.stream = fused->stream;
+  }
+  return out;
+}
+
 // Rows [m0, m0 + rows) × `nb` blocks from block b into acc.
 template <class V, int MR, int NB>
 inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64_t m0, int rows, int64_t b,
@@ -237,26 +264,7 @@ inline void gemm_tile(const PreparedActivation& x, const PackedWeights& w, int64
   const uint8_t* x_rows = x.quads.data() + m0 * x.row_stride;
   const int8_t* block = w.blocks.data() + b * w.block_bytes();
   const int64_t k_quads = w.k_padded() / 4;
-  const int64_t n0 = b * kBlockN;
-  TileOut out{acc + m0 * acc_stride + n0,
-              acc_stride,
-              nullptr,
-              nullptr,
-              false,
-              nullptr,
-              x.row_sum.data() + m0,
-              w.zero_point.data() + n0,
-              w.col_sum.data() + n0,
-              x.zero_point,
-              w.K,
-              std::min(NB * kBlockN, w.N - n0)};
-  if (fused != nullptr) {
-    out.y = fused->y + m0 * acc_stride + n0;
-    out.scale = fused->scale + (fused->per_column ? n0 : 0);
-    out.per_column = fused->per_column;
-    out.bias = fused->bias == nullptr ? nullptr : fused->bias + n0;
-    out.stream = fused->stream;
-  }
+  const TileOut out = tile_out(x, w, m0, b, NB, acc, acc_stride, fused);
   dot_rows<V, MR, NB>(rows, x_rows, x.row_stride, block, w.block_bytes(), k_quads, out);
 }
 
