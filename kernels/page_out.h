@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Once a weight is packed, the EP never reads ORT's copy again, and ORT frees it after Compile.
 // Until then both copies would count in the process's memory: ORT maps external-data
-// initializers from their file, and reading them to pack makes those pages resident. Asking the
-// kernel to page them out (MADV_PAGEOUT) keeps the peak near one copy. The advice never changes
-// contents — clean file pages are dropped and re-read if touched again, anything else stays or
-// goes to swap — so it is safe on any memory, and a no-op where it does not apply.
+// initializers from their file, and reading them to pack makes those pages resident. Giving them
+// back keeps the peak near one copy:
+// - pages of the file (mapped and never written: /proc/self/pagemap says so) are unmapped
+//   (MADV_DONTNEED); they stay in the page cache, so the next process that maps the model reads
+//   them from memory, not from disk (MADV_PAGEOUT evicted them from the page cache too);
+// - anything else (anonymous memory, a page the process wrote) is offered to swap (MADV_PAGEOUT).
+// Neither changes contents: a dropped file page is read again from the file if touched. The one
+// condition is the caller's: nothing writes the range meanwhile (ORT's constant initializers).
 #pragma once
 #include <cstddef>
 
