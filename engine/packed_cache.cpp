@@ -135,15 +135,18 @@ std::optional<CacheEntry> PackedCache::load(const std::string& key, const std::v
   if (std::memcmp(base + layout.key_offset, key.data(), key.size()) != 0) return fail("holds another key");
 
   CacheEntry entry;
-  uint64_t hash = content_hash(key.data(), key.size());
-  for (size_t i = 0; i < section_bytes.size(); ++i) {
+  for (size_t i = 0; i < section_bytes.size(); ++i)
     entry.sections.push_back({base + layout.section_offsets[i], section_bytes[i]});
-    hash = content_hash(entry.sections[i].data, section_bytes[i], hash);
-  }
-  if (hash != header.payload_hash) return fail("payload checksum mismatch (corrupt)");
+  entry.payload_hash = header.payload_hash;
   (void)::futimens(fd->get(), nullptr);  // used now: the last to be evicted (best effort)
   entry.mapping = std::move(mapping);
   return entry;
+}
+
+uint64_t payload_hash_of(const std::string& key, const std::vector<CacheSection>& sections) {
+  uint64_t hash = content_hash(key.data(), key.size());
+  for (const CacheSection& s : sections) hash = content_hash(s.data, s.bytes, hash);
+  return hash;
 }
 
 std::string PackedCache::store(const std::string& key, const std::vector<CacheSection>& sections) const {
@@ -166,13 +169,12 @@ std::string PackedCache::store(const std::string& key, const std::vector<CacheSe
   header.section_count = sections.size();
   header.file_bytes = layout.file_bytes;
   std::memcpy(file.data() + layout.key_offset, key.data(), key.size());
-  header.payload_hash = content_hash(key.data(), key.size());
   for (size_t i = 0; i < sections.size(); ++i) {
     header.section_bytes[i] = sections[i].bytes;
     if (sections[i].bytes > 0)
       std::memcpy(file.data() + layout.section_offsets[i], sections[i].data, sections[i].bytes);
-    header.payload_hash = content_hash(sections[i].data, sections[i].bytes, header.payload_hash);
   }
+  header.payload_hash = payload_hash_of(key, sections);
   header.header_hash = header_hash_of(header);
   std::memcpy(file.data(), &header, sizeof header);
   const npu::Status written = npu::write_file_atomically(path, file.data(), file.size());

@@ -7,10 +7,12 @@
 // by write_file_atomically (a temporary file renamed over the name: racing writers each write
 // their own, the last rename wins, a reader sees a whole file or none). It holds a header (magic,
 // format version, packed layout version, sizes, a checksum of the header and one of the payload),
-// the key, then the sections of the packed weight, each 64-byte aligned. Loading checks all of
-// that before anything is read from the payload; the caller then still reads the entry back
-// against the model's weight (packs_to), which is what makes a wrong number impossible, even from
-// a foreign file whose checksums hold.
+// the key, then the sections of the packed weight, each 64-byte aligned. Loading checks the header
+// (magic, versions, sizes, its checksum) and the key before anything is read from the payload; the
+// caller then reads the whole payload back against the model's weight (packs_to), which is what
+// makes a wrong number impossible, even from a foreign file whose checksums hold. That comparison
+// covers every byte the payload checksum does, so the checksum is computed only when it fails, to
+// tell a corrupt file from a foreign one in the warning: one pass over the payload, not two.
 //
 // Growth is bounded: before writing an entry the least recently used ones (file times, refreshed
 // on every load) are removed until the folder's entries fit max_bytes. A process that has an entry
@@ -34,11 +36,16 @@ struct CacheSection {
   size_t bytes = 0;
 };
 
-// A loaded entry: its sections, views into a read-only mapping that `mapping` keeps alive.
+// A loaded entry: its sections, views into a read-only mapping that `mapping` keeps alive, and
+// the payload checksum its header holds.
 struct CacheEntry {
   std::shared_ptr<const void> mapping;
   std::vector<CacheSection> sections;
+  uint64_t payload_hash = 0;
 };
+
+// The payload checksum of `key`'s entry holding `sections`: compare with CacheEntry::payload_hash.
+uint64_t payload_hash_of(const std::string& key, const std::vector<CacheSection>& sections);
 
 class PackedCache {
  public:
@@ -48,9 +55,9 @@ class PackedCache {
   // The file that holds `key`'s entry.
   std::string path_of(const std::string& key) const;
 
-  // `key`'s entry, checked to hold sections of exactly `section_bytes` (what the caller's weight
-  // packs to). No entry: nullopt and `problem` empty. An entry that fails a check: nullopt and
-  // `problem` naming the file and the check.
+  // `key`'s entry, its header checked to hold `key` and sections of exactly `section_bytes` (what
+  // the caller's weight packs to); the payload is the caller's to read back. No entry: nullopt and
+  // `problem` empty. An entry that fails a check: nullopt and `problem` naming the file and the check.
   std::optional<CacheEntry> load(const std::string& key, const std::vector<size_t>& section_bytes,
                                  std::string& problem) const;
 

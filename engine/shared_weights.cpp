@@ -78,7 +78,9 @@ Packed cached_or_packed(const PackedCache& cache, const std::string& key, const 
       out.origin = PackOutcome::Origin::CacheFile;
       return mapped;
     }
-    problem = cache.path_of(key) + ": does not read back as this weight's packing";
+    problem = cache.path_of(key) + (payload_hash_of(key, entry->sections) == entry->payload_hash
+                                        ? ": does not read back as this weight's packing"
+                                        : ": payload checksum mismatch (corrupt)");
   }
   out.origin = PackOutcome::Origin::Packed;
   Packed packed = pack();
