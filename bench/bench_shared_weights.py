@@ -8,11 +8,13 @@ With --processes P, also the packed-weights cache folder (option packed_cache_di
 processes: the PSS of one process alone with one session (the cache empty: it packs and writes),
 then the total PSS of P processes holding one session each at once (the cache warm: they map
 it), and of P processes without the cache; and the session creation time of a first process
-(empty cache) against a second one (warm cache), the median of --rounds rounds, each with a fresh cache folder: the one timing here, whose
-ratio matters more than its value on a shared machine.
+(empty cache) against a second one (warm cache), the median of --rounds rounds, each with a fresh
+cache folder: the one timing here, whose ratio matters more than its value on a shared machine.
+--host c runs those processes as session_memory_host (bench/, C API, the same ORT) instead of
+Python: a process's own state is then ORT's and the EP's, not also Python's and numpy's.
 
     .venv/bin/python bench/bench_shared_weights.py MODEL.onnx [--sessions 4] [--processes 4] [--rounds 3]
-        [--lib build/native/libonebit_ep.so] [--device emu]
+        [--lib build/native/libonebit_ep.so] [--device emu] [--host python|c]
 
 --device emu runs the onebit arms on the emulated device, every call on it (min_device_rows 1):
 its sessions then also share the opened device and each weight's upload, or (not shared) each
@@ -108,12 +110,23 @@ print(json.dumps({"created_s": created, "pss_mib": pss}))
 """
 
 
-def processes_arm(model: str, lib: str, cache: str, processes: int) -> list[dict]:
+def process_command(host: str, model: str, lib: str, cache: str, barrier: str, processes: int) -> list[str]:
+    """One process of the cache arms: the Python child above, or (host "c") the lean C-API one."""
+    if host == "python":
+        return [sys.executable, "-c", PROCESS, model, lib, EP_NAME, cache, barrier, str(processes)]
+    import onnxruntime  # the same ORT the Python child runs, loaded by path
+
+    ort_lib = min(pathlib.Path(onnxruntime.__file__).parent.glob("capi/libonnxruntime.so*"))
+    c_host = pathlib.Path(lib).parent / "session_memory_host"
+    return [str(c_host), str(ort_lib), lib, model, cache, barrier, str(processes)]
+
+
+def processes_arm(host: str, model: str, lib: str, cache: str, processes: int) -> list[dict]:
     """`processes` processes at once, one session each with the cache folder `cache` ("": none)."""
     with tempfile.TemporaryDirectory() as barrier:
         children = [
             subprocess.Popen(
-                [sys.executable, "-c", PROCESS, model, lib, EP_NAME, cache, barrier, str(processes)],
+                process_command(host, model, lib, cache, barrier, processes),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -129,20 +142,20 @@ def processes_arm(model: str, lib: str, cache: str, processes: int) -> list[dict
         return results
 
 
-def cache_across_processes(model: str, lib: str, processes: int, rounds: int) -> None:
+def cache_across_processes(host: str, model: str, lib: str, processes: int, rounds: int) -> None:
     # The cache folder beside the model: on disk, as /tmp may be tmpfs.
     parent = pathlib.Path(model).resolve().parent
     first, second = [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(dir=parent, prefix="packed-cache-") as cache:
-            one = processes_arm(model, lib, cache, 1)[0]
+            one = processes_arm(host, model, lib, cache, 1)[0]
             first.append(one["created_s"])
-            second.append(processes_arm(model, lib, cache, 1)[0]["created_s"])
+            second.append(processes_arm(host, model, lib, cache, 1)[0]["created_s"])
     with tempfile.TemporaryDirectory(dir=parent, prefix="packed-cache-") as cache:
-        alone = processes_arm(model, lib, cache, 1)[0]["pss_mib"]
-        together = processes_arm(model, lib, cache, processes)
+        alone = processes_arm(host, model, lib, cache, 1)[0]["pss_mib"]
+        together = processes_arm(host, model, lib, cache, processes)
     total = sum(r["pss_mib"] for r in together)
-    without = sum(r["pss_mib"] for r in processes_arm(model, lib, "", processes))
+    without = sum(r["pss_mib"] for r in processes_arm(host, model, lib, "", processes))
     print(f"  without the cache folder, {processes} processes at once: {without:.1f} MiB")
     print(
         f"  packed_cache_dir, processes: PSS of one process {alone:.1f} MiB; {processes} at once "
@@ -178,6 +191,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the first/second process creation time")
     parser.add_argument("--lib", default=str(REPO / "build" / "native" / "libonebit_ep.so"))
     parser.add_argument("--device", choices=["none", "emu"], default="none")
+    parser.add_argument(
+        "--host",
+        choices=["python", "c"],
+        default="python",
+        help="the --processes arms' processes: Python, or session_memory_host (C API, built beside --lib)",
+    )
     args = parser.parse_args()
     options = {"device": "emu", "min_device_rows": "1"} if args.device == "emu" else {}
     arms = {
@@ -197,7 +216,7 @@ def main() -> int:
             ratios = " ".join(f"{(p - pss[0]) / one:.2f}x" for p in pss[1:])
             print(f"  {name:32s} " + " ".join(f"{p:7.1f}" for p in pss) + f"   sessions' share vs one: {ratios}")
     if args.processes:
-        cache_across_processes(args.model, args.lib, args.processes, args.rounds)
+        cache_across_processes(args.host, args.model, args.lib, args.processes, args.rounds)
     return 0
 
 
