@@ -138,9 +138,12 @@ std::optional<CacheEntry> PackedCache::load(const std::string& key, const std::v
   for (size_t i = 0; i < section_bytes.size(); ++i)
     entry.sections.push_back({base + layout.section_offsets[i], section_bytes[i]});
   entry.payload_hash = header.payload_hash;
-  (void)::futimens(fd->get(), nullptr);  // used now: the last to be evicted (best effort)
   entry.mapping = std::move(mapping);
   return entry;
+}
+
+void PackedCache::mark_used(const std::string& key) const {
+  (void)::utimensat(AT_FDCWD, path_of(key).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);  // best effort
 }
 
 uint64_t payload_hash_of(const std::string& key, const std::vector<CacheSection>& sections) {
@@ -156,7 +159,7 @@ std::string PackedCache::store(const std::string& key, const std::vector<CacheSe
   const std::string path = path_of(key);
   if (sections.size() > kMaxSections) return path + ": too many sections";
   if (layout.file_bytes > max_bytes_)
-    return path + ": an entry of " + std::to_string(layout.file_bytes >> 20) +
+    return path + ": an entry of " + std::to_string((layout.file_bytes + (1 << 20) - 1) >> 20) +
            " MiB does not fit packed_cache_max_mb=" + std::to_string(max_bytes_ >> 20);
   make_room(layout.file_bytes);
 

@@ -15,7 +15,7 @@
 // tell a corrupt file from a foreign one in the warning: one pass over the payload, not two.
 //
 // Growth is bounded: before writing an entry the least recently used ones (file times, refreshed
-// on every load) are removed until the folder's entries fit max_bytes. A process that has an entry
+// whenever an entry is served) are removed until the folder's entries fit max_bytes. A process that has an entry
 // mapped keeps its pages when the file is removed.
 #pragma once
 #include <cstddef>
@@ -60,6 +60,10 @@ class PackedCache {
   // `problem` empty. An entry that fails a check: nullopt and `problem` naming the file and the check.
   std::optional<CacheEntry> load(const std::string& key, const std::vector<size_t>& section_bytes,
                                  std::string& problem) const;
+
+  // Marks `key`'s entry as used now (its file time), the last to be evicted: once it has been read
+  // back as the weight, never for an entry that failed a check.
+  void mark_used(const std::string& key) const;
 
   // Writes `key`'s entry (evicting least recently used entries first); "" or what failed.
   std::string store(const std::string& key, const std::vector<CacheSection>& sections) const;

@@ -75,6 +75,7 @@ Packed cached_or_packed(const PackedCache& cache, const std::string& key, const 
   if (std::optional<CacheEntry> entry = cache.load(key, bytes, problem)) {
     Packed mapped = from_entry(geometry, *entry);
     if (same(mapped)) {
+      cache.mark_used(key);
       out.origin = PackOutcome::Origin::CacheFile;
       return mapped;
     }

@@ -7,8 +7,11 @@
 //   (MADV_DONTNEED); they stay in the page cache, so the next process that maps the model reads
 //   them from memory, not from disk (MADV_PAGEOUT evicted them from the page cache too);
 // - anything else (anonymous memory, a page the process wrote) is offered to swap (MADV_PAGEOUT).
-// Neither changes contents: a dropped file page is read again from the file if touched. The one
-// condition is the caller's: nothing writes the range meanwhile (ORT's constant initializers).
+// Neither changes contents: a dropped file page is read again from the file if touched. The
+// caller's conditions: nothing writes the range meanwhile, and it is memory from the heap or a
+// mapping of a file or shared memory (ORT's constant initializers are). Pages a driver placed in a
+// mapping (an io_uring or packet-socket ring) also show as not anonymous, but nothing brings them
+// back once unmapped: the next read faults.
 #pragma once
 #include <cstddef>
 

@@ -195,6 +195,28 @@ TEST(PackedCache, EveryDamagedEntryIsReportedAndRepacked) {
   }
 }
 
+// Only an entry that is served counts as used: a corrupt one that cannot be rewritten (a smaller
+// limit) keeps its old time, so it goes first when the folder needs room.
+TEST(PackedCache, OnlyAServedEntryCountsAsUsed) {
+  const Weight w(10);
+  TempDir dir;
+  const PackedCache cache(dir.path(), kMaxBytes);
+  const std::string path = w.entry(cache, dir.path());
+  const timespec long_ago[2] = {{1000, 0}, {1000, 0}};
+  const auto time_of = [&] { return std::filesystem::last_write_time(path); };
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), long_ago, 0), 0);
+  const auto old_time = time_of();
+  flip_byte(path, file_bytes(path).size() / 2);
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), long_ago, 0), 0);
+  const PackedCache small(dir.path(), 1024);  // too small to rewrite it
+  PackOutcome outcome;
+  expect_exact(*w.served(small, outcome), w.fresh());
+  EXPECT_NE(outcome.cache_problem.find("payload checksum"), std::string::npos) << outcome.cache_problem;
+  EXPECT_NE(outcome.cache_problem.find("1 MiB does not fit"), std::string::npos) << outcome.cache_problem;
+  EXPECT_FALSE(outcome.cache_written);
+  EXPECT_EQ(time_of(), old_time);
+}
+
 // A file whose header and checksums hold but whose payload is another weight's packing (a foreign
 // writer): only reading it back against the model's weight tells, and it does.
 TEST(PackedCache, AValidEntryOfOtherValuesIsNeverServed) {
@@ -259,7 +281,7 @@ TEST(PackedCache, GrowthStaysUnderTheLimitLeastRecentlyUsedFirst) {
   ASSERT_EQ(std::filesystem::file_size(cache.path_of("entry 1")), entry_bytes);
   ASSERT_EQ(::utimensat(AT_FDCWD, cache.path_of("entry 1").c_str(), long_ago, 0), 0);
   ASSERT_EQ(::utimensat(AT_FDCWD, cache.path_of("entry 2").c_str(), later, 0), 0);
-  ASSERT_TRUE(cache.load("entry 1", {payload.size()}, problem).has_value()) << problem;  // used now
+  cache.mark_used("entry 1");
   ASSERT_EQ(cache.store("entry 3", sections), "");
   EXPECT_TRUE(std::filesystem::exists(cache.path_of("entry 1")));
   EXPECT_FALSE(std::filesystem::exists(cache.path_of("entry 2")));
