@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -51,6 +52,22 @@ bool dynamic_quantization_read_elsewhere(const GraphIndex& graph, const NodeInfo
   return false;
 }
 
+// Sibling groups — the q/k/v or gate/up projections of one input — are claimed as one fused node:
+// ORT's work per fused node at session creation grows with the number of fused nodes (about its
+// square: BENCHMARKS.md), and siblings are independent of each other, so fusing them cannot make a
+// cycle. Siblings read one activation: through one static QuantizeLinear, which each of them then
+// runs (the same values), or one value from outside. A group that reads anything else per call
+// (a DynamicQuantizeLinear's outputs, per-call scales, a non-constant B) could depend on a
+// sibling's output, so it stays a fused node of its own: key "".
+std::string sibling_key(const GroupMatch& match, const GroupPlan& plan) {
+  if (match.kind == GroupKind::DynamicMatMulInteger || match.b_dynamic || plan.b_per_call ||
+      !plan.x_scale_input.empty() || !plan.x_zero_point_input.empty() || !plan.b_scale_input.empty() ||
+      !plan.b_zero_point_input.empty())
+    return "";
+  if (match.quantize_in) return "quantized by " + match.quantize_in->name;
+  return "reads " + match.x;
+}
+
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
 OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
   return guarded([&] {
@@ -68,7 +85,10 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
     for (auto& [node, result] : matches)
       if (auto* m = std::get_if<GroupMatch>(&result); m && output_quantizes.count(m->quantize_in))
         leave_quantize_in(*m);
-    std::set<const OrtNode*> claimed;
+    // Each claimed group joins the fused node of its siblings (sibling_key), in first-claimed order.
+    std::vector<std::vector<const OrtNode*>> fused;
+    std::map<std::string, size_t> fused_of_key;
+    std::map<const OrtNode*, size_t> claimed;  // node → its fused node
     for (auto& [anchor, result] : matches) {
       const NodeInfo& node = *anchor;
       std::string reason;
@@ -76,12 +96,18 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
         reason = *why;
       } else {
         GroupMatch& match = std::get<GroupMatch>(result);
-        // Sibling projections of one input: the first claimed runs the shared (Dynamic)QuantizeLinear.
-        if (match.quantize_in &&
-            (claimed.count(match.quantize_in->node) || dynamic_quantization_read_elsewhere(index, *match.quantize_in)))
+        if (match.quantize_in && dynamic_quantization_read_elsewhere(index, *match.quantize_in))
           leave_quantize_in(match);
         try {
-          const GroupPlan plan = read_group(match, index).plan;
+          GroupPlan plan = read_group(match, index).plan;
+          std::string key = sibling_key(match, plan);
+          // A quantizer that a group other than a sibling took first (a DynamicQuantizeLinear of
+          // sibling chains): this group reads its output, as without it.
+          if (match.quantize_in && claimed.count(match.quantize_in->node) && !fused_of_key.count(key)) {
+            leave_quantize_in(match);
+            plan = read_group(match, index).plan;
+            key = sibling_key(match, plan);
+          }
           if (plan.x_source == ActivationSource::PerKBlock && plan.accuracy_level != 4 &&
               !self(ep).session.options.nbits_any_accuracy)
             throw UnsupportedGroup("accuracy_level=" + std::to_string(plan.accuracy_level) +
@@ -93,15 +119,17 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
                                           plan.N, ort_saturates_here(plan.b_type));
             if (!decline.empty()) throw UnsupportedGroup("B '" + match.w + "' is not a constant: " + decline);
           }
-          std::vector<const OrtNode*> nodes;
-          for (const NodeInfo* n : match.nodes) nodes.push_back(n->node);
-          for (const OrtNode* n : nodes)
-            if (claimed.count(n)) throw UnsupportedGroup("a node of the group is already in another group");
-          OrtNodeFusionOptions fusion{};
-          fusion.ort_version_supported = ORT_API_VERSION;
-          fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
-          check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
-          claimed.insert(nodes.begin(), nodes.end());
+          const auto joined = key.empty() ? fused_of_key.end() : fused_of_key.find(key);
+          const size_t into = joined != fused_of_key.end() ? joined->second : fused.size();
+          for (const NodeInfo* n : match.nodes)
+            if (auto c = claimed.find(n->node); c != claimed.end() && c->second != into)
+              throw UnsupportedGroup("a node of the group is already in another group");
+          if (into == fused.size()) {
+            fused.emplace_back();
+            if (!key.empty()) fused_of_key[key] = into;
+          }
+          for (const NodeInfo* n : match.nodes)
+            if (claimed.emplace(n->node, into).second) fused[into].push_back(n->node);
           log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
           continue;
         } catch (const UnsupportedGroup& e) {
@@ -110,67 +138,89 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       }
       log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
     }
+    for (const std::vector<const OrtNode*>& nodes : fused) {
+      OrtNodeFusionOptions fusion{};
+      fusion.ort_version_supported = ORT_API_VERSION;
+      fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
+      check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
+    }
   });
 }
 
-// Builds one kernel per fused group: reads the constants from the group's own graph, sets up its
-// device leg from the model's weight (while ORT still holds it), packs the host weights, finds
-// which kernel input is which.
+// How this session's packed weights are shared (engine/shared_weights.h).
 WeightSharing weight_sharing(const SessionContext& session) {
   return {session.options.share_weights, session.packed_cache ? &*session.packed_cache : nullptr};
 }
 
-FusedKernel* compile_group(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
-  const char* fused_name = nullptr;
-  check(ort().Node_GetName(fused_node, &fused_name));
+// One group of a fused node: reads its constants from the fused node's graph, sets up its device
+// leg from the model's weight (while ORT still holds it), packs the host weights, finds which
+// kernel input and output is which. A quantizer that siblings share writes its outputs from the
+// first of them (`quantizer_outputs_taken`).
+GroupKernel compile_group(const GroupMatch& match, const GraphIndex& index, const OrtNode* fused_node,
+                          const std::string& fused_name, SessionContext& session,
+                          std::set<std::string>& quantizer_outputs_taken) {
+  GroupSource source = read_group(match, index);
+  source.plan.name += " (fused node '" + fused_name + "')";
+  GroupDevice device;
+  if (session.device && source.batches() == 1 && !source.is_nbits()) {
+    device = prepare_group_device(*session.device, source.weight(), session.counters);
+    // One cause (a designs_dir that cannot be used) fails every group alike: the session's
+    // first such group is a warning, the others go to the verbose log (all are counted).
+    if (!device.failure.empty()) {
+      const bool first = !session.warned_no_designs.exchange(true);
+      log(session.logger, first ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
+          "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure +
+              (first ? " (other groups of this session without designs: verbose log, counter designs_failed)" : ""));
+    }
+  }
+  std::vector<PackOutcome> outcomes;
+  GroupPlan plan = pack_group(std::move(source), weight_sharing(session), outcomes);
+  for (const PackOutcome& outcome : outcomes) {
+    if (outcome.origin == PackOutcome::Origin::CacheFile) count(session.counters, Counter::PackedCacheHits);
+    if (outcome.cache_written) count(session.counters, Counter::PackedCacheWrites);
+    // Names the file and the failed check; each file's trouble is met once (then rewritten or shared).
+    if (!outcome.cache_problem.empty())
+      log(session.logger, ORT_LOGGING_LEVEL_WARNING,
+          "onebit: packed-weights cache: " + outcome.cache_problem + "; packed the weight instead");
+  }
+  plan.device = std::move(device);
+  std::vector<std::string> quantizer_outputs;
+  if (match.quantize_in && quantizer_outputs_taken.insert(match.quantize_in->name).second)
+    quantizer_outputs = match.quantize_in->outputs;
+  KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
+  KernelOutputs outputs = find_kernel_outputs(fused_node, match.output, quantizer_outputs, plan);
+  return {std::move(plan), inputs, outputs};
+}
+
+// The kernel of one fused node: each of its groups (one, or siblings: sibling_key), in the fused
+// graph's order.
+FusedKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
+  const char* name = nullptr;
+  check(ort().Node_GetName(fused_node, &name));
+  const std::string fused_name = name;
   const GraphIndex index(graph);
+  std::vector<GroupKernel> groups;
+  std::set<std::string> quantizer_outputs_taken;
   for (const NodeInfo& node : index.nodes()) {
     if (!is_anchor(node)) continue;
     MatchResult result = match_group(index, node);
     if (auto* why = std::get_if<std::string>(&result))
-      throw OrtError(ORT_FAIL,
-                     "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() + ": " + *why);
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + node.describe() + ": " + *why);
     try {
-      const GroupMatch& match = std::get<GroupMatch>(result);
-      GroupSource source = read_group(match, index);
-      source.plan.name += " (fused node '" + std::string(fused_name) + "')";
-      GroupDevice device;
-      if (session.device && source.batches() == 1 && !source.is_nbits()) {
-        device = prepare_group_device(*session.device, source.weight(), session.counters);
-        // One cause (a designs_dir that cannot be used) fails every group alike: the session's
-        // first such group is a warning, the others go to the verbose log (all are counted).
-        if (!device.failure.empty()) {
-          const bool first = !session.warned_no_designs.exchange(true);
-          log(session.logger, first ? ORT_LOGGING_LEVEL_WARNING : ORT_LOGGING_LEVEL_VERBOSE,
-              "onebit: " + source.plan.name + ": no device designs, its calls run on the host: " + device.failure +
-                  (first ? " (other groups of this session without designs: verbose log, counter designs_failed)"
-                         : ""));
-        }
-      }
-      std::vector<PackOutcome> outcomes;
-      GroupPlan plan = pack_group(std::move(source), weight_sharing(session), outcomes);
-      for (const PackOutcome& outcome : outcomes) {
-        if (outcome.origin == PackOutcome::Origin::CacheFile) count(session.counters, Counter::PackedCacheHits);
-        if (outcome.cache_written) count(session.counters, Counter::PackedCacheWrites);
-        // Names the file and the failed check; each file's trouble is met once (then rewritten or shared).
-        if (!outcome.cache_problem.empty())
-          log(session.logger, ORT_LOGGING_LEVEL_WARNING,
-              "onebit: packed-weights cache: " + outcome.cache_problem + "; packed the weight instead");
-      }
-      plan.device = std::move(device);
-      const KernelInputs inputs =
-          find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
-      const KernelOutputs outputs = find_kernel_outputs(
-          fused_node, match.output, match.quantize_in ? match.quantize_in->outputs : std::vector<std::string>{}, plan);
-      return new FusedKernel(std::move(plan), inputs, outputs, session);
+      groups.push_back(
+          compile_group(std::get<GroupMatch>(result), index, fused_node, fused_name, session, quantizer_outputs_taken));
     } catch (const UnsupportedGroup& e) {
-      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + e.what());
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + e.what());
     } catch (const std::bad_alloc&) {
-      throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "': " + node.describe() +
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + node.describe() +
                                    ": out of memory packing its weights");
     }
   }
-  throw OrtError(ORT_FAIL, "onebit: fused node '" + std::string(fused_name) + "' holds no MatMul group");
+  if (groups.empty()) throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "' holds no MatMul group");
+  std::vector<KernelOutputs> outputs;
+  for (const GroupKernel& g : groups) outputs.push_back(g.outputs);
+  check_outputs_cover(fused_node, fused_name, outputs);
+  return new FusedKernel(std::move(groups), session);
 }
 
 OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,
@@ -179,9 +229,10 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
   OrtStatus* status = guarded([&] {
     SessionContext& session = self(ep).session;
     for (size_t i = 0; i < count; ++i) {
-      infos[i] = compile_group(graphs[i], fused_nodes[i], session);
+      auto* kernel = compile_fused_node(graphs[i], fused_nodes[i], session);
+      infos[i] = kernel;
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
-      onebit::count(session.counters, Counter::Groups);
+      for (size_t g = 0; g < kernel->groups.size(); ++g) onebit::count(session.counters, Counter::Groups);
     }
   });
   if (status != nullptr) {

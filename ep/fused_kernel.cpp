@@ -45,7 +45,7 @@ T* optional_output(OrtKernelContext* context, const std::optional<size_t>& index
 }
 
 // The per-call scalars the fused node receives as inputs (quantize_dynamic, activation × activation).
-void read_call_scalars(OrtKernelContext* context, const FusedKernel& kernel, CallInputs& in) {
+void read_call_scalars(OrtKernelContext* context, const GroupKernel& kernel, CallInputs& in) {
   const GroupPlan& plan = kernel.plan;
   const KernelInputs& i = kernel.inputs;
   if (i.x_zero_point)
@@ -103,38 +103,41 @@ void report_call(SessionContext& session, const FusedGroup& group, const CallSha
   if (session.trace_file) trace_call(*session.trace_file, group, shape, call);
 }
 
+void compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContext* context) {
+  GroupPlan& plan = kernel.plan;
+  std::optional<ReadInput> b;
+  if (kernel.inputs.w)
+    b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan, "B '" + plan.b_name + "'");
+  const ReadInput x = read_input(
+      context, kernel.inputs.x, plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type),
+      plan, "activation");
+  const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
+
+  const KernelOutputs& o = kernel.outputs;
+  const CallOutputs out{
+      output_data(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
+      optional_output<float>(context, o.x_scale, {}), optional_output<uint8_t>(context, o.x_zero_point, {})};
+  CallInputs in;
+  in.x = x.data;
+  in.b = b ? b->data : nullptr;
+  read_call_scalars(context, kernel, in);
+
+  const CallResources resources{session.device.get(), &session.policy, intra_op_tasks(context)};
+  for (const CallResult& call : run_group(plan, resources, shape, in, out)) report_call(session, plan, shape, call);
+  count(session.counters, Counter::GroupRuns);
+}
+
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
-    GroupPlan& plan = kernel.plan;
-    std::optional<ReadInput> b;
-    if (kernel.inputs.w)
-      b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan, "B '" + plan.b_name + "'");
-    const ReadInput x = read_input(
-        context, kernel.inputs.x,
-        plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type), plan, "activation");
-    const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
-
-    const KernelOutputs& o = kernel.outputs;
-    const CallOutputs out{
-        output_data(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
-        optional_output<float>(context, o.x_scale, {}), optional_output<uint8_t>(context, o.x_zero_point, {})};
-    CallInputs in;
-    in.x = x.data;
-    in.b = b ? b->data : nullptr;
-    read_call_scalars(context, kernel, in);
-
-    const CallResources resources{kernel.session.device.get(), &kernel.session.policy, intra_op_tasks(context)};
-    for (const CallResult& call : run_group(plan, resources, shape, in, out))
-      report_call(kernel.session, plan, shape, call);
-    count(kernel.session.counters, Counter::GroupRuns);
+    for (GroupKernel& group : kernel.groups) compute_group(group, kernel.session, context);
   });
 }
 
 }  // namespace
 
-FusedKernel::FusedKernel(GroupPlan p, KernelInputs i, KernelOutputs o, SessionContext& s)
-    : OrtNodeComputeInfo{}, plan(std::move(p)), inputs(i), outputs(o), session(s) {
+FusedKernel::FusedKernel(std::vector<GroupKernel> g, SessionContext& s)
+    : OrtNodeComputeInfo{}, groups(std::move(g)), session(s) {
   ort_version_supported = ORT_API_VERSION;
   CreateState = create_state;
   Compute = compute;

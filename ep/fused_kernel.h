@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compute function of one fused group: validate the activation against what was compiled,
-// hand each batch entry to the engine (route, host or device, epilogue), count and trace.
+// The compute function of one fused node: for each of its groups (one, or sibling projections of
+// one input), validate the activation against what was compiled, hand each batch entry to the
+// engine (route, host or device, epilogue), count and trace.
 #pragma once
 #include "group_plan.h"
 #include "kernel_inputs.h"
@@ -9,12 +10,17 @@
 
 namespace onebit {
 
-struct FusedKernel : OrtNodeComputeInfo {
-  FusedKernel(GroupPlan plan, KernelInputs inputs, KernelOutputs outputs, SessionContext& session);
-
+// One group of a fused node: its plan and where its values are among the node's inputs and outputs.
+struct GroupKernel {
   GroupPlan plan;
   KernelInputs inputs;
   KernelOutputs outputs;
+};
+
+struct FusedKernel : OrtNodeComputeInfo {
+  FusedKernel(std::vector<GroupKernel> groups, SessionContext& session);
+
+  std::vector<GroupKernel> groups;
   SessionContext& session;
 };
 

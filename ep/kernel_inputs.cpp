@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernel_inputs.h"
 
+#include <algorithm>
+
 #include "ort_api.h"
 
 namespace onebit {
@@ -52,13 +54,20 @@ KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& 
   if (!y_index) throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + y + "' is not an output of the fused node");
   outputs.y = *y_index;
   std::optional<size_t>* slots[] = {&outputs.x_quantized, &outputs.x_scale, &outputs.x_zero_point};
-  size_t written = 1;
-  for (size_t i = 0; i < quantizer_outputs.size() && i < 3; ++i)
-    if ((*slots[i] = index_of(quantizer_outputs[i]))) ++written;
-  if (names.size() != written)
-    throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": the fused node has " + std::to_string(names.size()) +
-                                 " outputs; the group writes " + std::to_string(written));
+  for (size_t i = 0; i < quantizer_outputs.size() && i < 3; ++i) *slots[i] = index_of(quantizer_outputs[i]);
   return outputs;
+}
+
+void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_name,
+                         const std::vector<KernelOutputs>& outputs) {
+  std::vector<int> writers(output_names(fused_node).size(), 0);
+  size_t written = 0;
+  for (const KernelOutputs& o : outputs)
+    for (const std::optional<size_t>& index : {std::optional<size_t>(o.y), o.x_quantized, o.x_scale, o.x_zero_point})
+      if (index) ++writers.at(*index), ++written;
+  if (written != writers.size() || std::count(writers.begin(), writers.end(), 1) != std::ssize(writers))
+    throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "' has " + std::to_string(writers.size()) +
+                                 " outputs; its groups write " + std::to_string(written));
 }
 
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index) {

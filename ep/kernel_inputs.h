@@ -48,6 +48,11 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
 KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y,
                                   const std::vector<std::string>& quantizer_outputs, const GroupPlan& plan);
 
+// Throws OrtError unless the groups' outputs (`outputs`, one a group) together are every output of
+// the fused node, each written once.
+void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_name,
+                         const std::vector<KernelOutputs>& outputs);
+
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
 
 // The one float of input `index` (a scale), or an OrtError naming the group and `role`

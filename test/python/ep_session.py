@@ -133,6 +133,7 @@ class EpRun:
     counters: dict  # the session's trace counters ("group_runs", "groups", ...)
     assignment: dict = field(default_factory=dict)  # EP name -> [(node name, op type)]
     stderr: str = ""
+    fused_nodes: int = 0  # the EP's fused nodes (a group, or sibling groups of one input)
 
     @property
     def groups(self) -> int:
@@ -163,6 +164,11 @@ def _assignment(sess) -> dict:
     for sub in sess.get_provider_graph_assignment_info():
         out.setdefault(sub.ep_name, []).extend((n.name, n.op_type) for n in sub.get_nodes())
     return out
+
+
+def fused_nodes(sess) -> int:
+    """How many fused nodes of the EP the session runs."""
+    return sum(sub.ep_name == EP_NAME for sub in sess.get_provider_graph_assignment_info())
 
 
 def create_ep_session(model, options=None, level=None):
@@ -196,7 +202,7 @@ def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None
         so.add_provider_for_devices(devices, opts)
         sess = ort.InferenceSession(data, sess_options=so, enable_fallback=0)
         try:
-            assignment = _assignment(sess)
+            assignment, fused = _assignment(sess), fused_nodes(sess)
             outputs = [_run(sess, f) for f in feeds_list]
         finally:
             del sess
@@ -207,7 +213,7 @@ def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None
             f"expected exactly one 'onebit:' trace line when the session was released, got {len(lines)}; "
             f"stderr was:\n{err['text']}"
         )
-    return EpRun(outputs, lines[0] if lines else {}, assignment, err["text"])
+    return EpRun(outputs, lines[0] if lines else {}, assignment, err["text"], fused)
 
 
 def run_cpu(model, feeds, level=None, disabled_optimizers=None, threads=None) -> list:

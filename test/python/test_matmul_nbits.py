@@ -213,3 +213,43 @@ def test_scales_or_zero_points_shaped_unlike_the_node_are_declined(ep_lib):
     assert (
         "onebit: declined MatMulNBits 'nbits': scales 'scales' have shape [2,8]; expected [16] or [8,2]" in err["text"]
     )
+
+
+def test_siblings_reading_one_activation_are_one_fused_node(ep_lib):
+    """q/k/v-like MatMulNBits nodes of one input: the claimed ones run in one fused node (fewer
+    fused nodes make session creation faster), each equal to the contract; one declined
+    (accuracy_level 0) stays with ORT, reading the same input."""
+    K, sizes, levels = 96, (40, 24, 16), (4, 4, 0)
+    nodes, inits, outputs, constants = [], [], [], []
+    for i, (N, level) in enumerate(zip(sizes, levels)):
+        model, b, scales = nbits_model(K, N, accuracy_level=level, seed=10 + i)
+        node = model.graph.node[0]
+        renamed = {name: f"{name}{i}" for name in ["B", "scales", "Y"]}
+        nodes.append(
+            helper.make_node(
+                "MatMulNBits",
+                [renamed.get(n, n) for n in node.input],
+                [f"Y{i}"],
+                f"nbits{i}",
+                domain="com.microsoft",
+                **{a.name: helper.get_attribute_value(a) for a in node.attribute},
+            )
+        )
+        inits += [numpy_helper.from_array(b, f"B{i}"), numpy_helper.from_array(scales, f"scales{i}")]
+        outputs.append(helper.make_tensor_value_info(f"Y{i}", TensorProto.FLOAT, ["M", N]))
+        constants.append((b, scales, N))
+    graph = helper.make_graph(
+        nodes, "siblings", [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["M", K])], outputs, inits
+    )
+    model = helper.make_model(
+        graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    )
+    x = (np.random.default_rng(4).standard_normal((3, K)) * 7).astype(np.float32)
+    run = es.run_with_ep(model, {"A": x})
+    assert sorted(run.ep_nodes()) == [("nbits0", "MatMulNBits"), ("nbits1", "MatMulNBits")]
+    assert run.fused_nodes == 1 and run.groups == 2 and run.group_runs == 2
+    for i in (0, 1):
+        b, scales, N = constants[i]
+        want, _ = contract(x, b, scales, None, N, K, 4, 32)
+        assert np.array_equal(run.outputs[0][i].view(np.uint32), want.view(np.uint32)), f"sibling {i}"
+    np.testing.assert_array_equal(run.outputs[0][2], es.run_cpu(model, {"A": x})[2])

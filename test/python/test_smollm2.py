@@ -114,7 +114,7 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert manifest["projections"] == 7 * LAYERS + 1  # q k v o gate up down per layer, and lm_head
     with es.captured_stderr() as err:
         session = ep_session(qdq_model(out, manifest, activations))
-        assignment = es._assignment(session)
+        assignment, fused = es._assignment(session), es.fused_nodes(session)
         run(session, weights.config, IDS[:5])
         run(session, weights.config, IDS[:1])
         del session
@@ -122,11 +122,11 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     counters = es.parse_trace(err["text"])[0]
     assert counters["groups"] == manifest["projections"]
     assert counters["group_runs"] == 2 * manifest["projections"]
+    assert fused == 4 * LAYERS + 1  # siblings fuse: q/k/v, o, gate/up, down per layer, and lm_head
     ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}
     assert ours == set(llama_onnx.projection_nodes(weights.config))
     # With uint8 activations every activation QuantizeLinear runs on the EP: in its group (o, down,
-    # lm_head), or in the first of the siblings sharing it (q/k/v, gate/up), which writes it out for
-    # the others. int8 ones stay with ORT.
+    # lm_head), or in the fused node of the siblings sharing it (q/k/v, gate/up). int8 ones stay with ORT.
     quantize_on_ep = sum(op == "QuantizeLinear" for _, op in assignment[es.EP_NAME])
     assert quantize_on_ep == (4 * LAYERS + 1 if activations == "uint8" else 0)
     if activations == "uint8":

@@ -6,8 +6,8 @@
   activation ORT's own QuantizeLinear produces, bit for bit — on random values, on exact .5 ties,
   ±0, values far out of range, ±Inf and NaN (the identity weight makes the output the quantized
   activation itself, dequantized);
-- shared by sibling groups (q/k/v of one normed input): the first claimed runs it and writes the
-  quantized activation out for the others (and any other reader), equal to ORT's bit for bit, at
+- shared by sibling groups (q/k/v of one normed input): they are one fused node, each runs it, and
+  the first writes the quantized activation out for any other reader, equal to ORT's bit for bit, at
   rank 2 and 3 and with no rows;
 - left with ORT, and the groups still claimed, when the QuantizeLinear quantizes to int8 or
   quantizes a constant; one that ends an earlier group (a stack of QDQ groups, or quantize_dynamic's
@@ -130,6 +130,7 @@ def test_a_quantize_shared_by_sibling_groups_runs_in_one_and_feeds_the_others_wh
         model = quantize_then_group(n_groups=3, scale=scale, zp=zp, rows=shape[:-1], quantized_output=quantized_output)
         run = es.run_with_ep(model, {"x": x})
         assert run.counters["groups"] == 3, shape
+        assert run.fused_nodes == 1, shape  # siblings: one fused node, each group quantizing x itself
         assert where(run, "QuantizeLinear") == [es.EP_NAME], shape
         x_q = ort_quantize(x, scale, zp)
         for i in range(3):
