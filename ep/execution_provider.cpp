@@ -64,7 +64,8 @@ std::string sibling_key(const GroupMatch& match, const GroupPlan& plan) {
       !plan.x_scale_input.empty() || !plan.x_zero_point_input.empty() || !plan.b_scale_input.empty() ||
       !plan.b_zero_point_input.empty())
     return "";
-  if (match.quantize_in) return "quantized by " + match.quantize_in->name;
+  // By the value it writes, never the node's name: any number of nodes may have an empty name.
+  if (match.quantize_in) return "quantized into " + match.quantize_in->outputs.at(0);
   return "reads " + match.x;
 }
 
@@ -185,7 +186,7 @@ GroupKernel compile_group(const GroupMatch& match, const GraphIndex& index, cons
   }
   plan.device = std::move(device);
   std::vector<std::string> quantizer_outputs;
-  if (match.quantize_in && quantizer_outputs_taken.insert(match.quantize_in->name).second)
+  if (match.quantize_in && quantizer_outputs_taken.insert(match.quantize_in->outputs.at(0)).second)
     quantizer_outputs = match.quantize_in->outputs;
   KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
   KernelOutputs outputs = find_kernel_outputs(fused_node, match.output, quantizer_outputs, plan);

@@ -142,6 +142,57 @@ def test_a_quantize_shared_by_sibling_groups_runs_in_one_and_feeds_the_others_wh
             np.testing.assert_array_equal(run.outputs[0][3], x_q, err_msg=f"{shape} quantized activation")
 
 
+def test_unnamed_quantizers_are_told_apart_by_the_value_they_write():
+    """Any number of nodes may have an empty name. Two unnamed QuantizeLinear, in a chain (x -> Q ->
+    group 0 -> Relu -> Q -> group 1) and on independent inputs with their quantized values as model
+    outputs: each group is a fused node of its own, every output exact."""
+    rng = np.random.default_rng(12)
+    weights = [rng.integers(-127, 128, (K, K)).astype(np.int8) for _ in range(2)]
+    scale, zp = 0.05, 128
+    inits = [init("s", np.array(scale, np.float32)), init("z", np.array(zp, np.uint8))]
+    inits += [init(f"w{i}", w) for i, w in enumerate(weights)] + [init("s_w", np.array(1 / 64, np.float32))]
+
+    def group(i, source):
+        return [
+            helper.make_node("QuantizeLinear", [source, "s", "z"], [f"q{i}"]),  # unnamed
+            helper.make_node("DequantizeLinear", [f"q{i}", "s", "z"], [f"x{i}"], name=f"dq_x{i}"),
+            helper.make_node("DequantizeLinear", [f"w{i}", "s_w"], [f"w_f{i}"], name=f"dq_w{i}"),
+            helper.make_node("MatMul", [f"x{i}", f"w_f{i}"], [f"y{i}"], name=f"matmul{i}"),
+        ]
+
+    def value(name, elem=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, elem, ["rows", K])
+
+    def expected(x, i):
+        x_q = ort_quantize(x, scale, zp)
+        acc = exact_acc(x_q, np.array(zp), weights[i], None)
+        return (acc * (np.float64(np.float32(scale)) * np.float64(np.float32(1 / 64)))).astype(np.float32), x_q
+
+    chain = make_model(
+        group(0, "in0") + [helper.make_node("Relu", ["y0"], ["h"], name="relu")] + group(1, "h"),
+        [value("in0")],
+        [value("y1")],
+        inits,
+    )
+    independent = make_model(
+        group(0, "in0") + group(1, "in1"),
+        [value("in0"), value("in1")],
+        [value("y0"), value("y1"), value("q0", TensorProto.UINT8), value("q1", TensorProto.UINT8)],
+        inits,
+    )
+    x = [(rng.standard_normal((5, K)) * 2).astype(np.float32) for _ in range(2)]
+    run = es.run_with_ep(chain, {"in0": x[0]})
+    assert (run.fused_nodes, run.groups) == (2, 2)
+    y0, _ = expected(x[0], 0)
+    np.testing.assert_array_equal(run.outputs[0][0], expected(np.maximum(y0, 0), 1)[0])
+    run = es.run_with_ep(independent, {"in0": x[0], "in1": x[1]})
+    assert (run.fused_nodes, run.groups) == (2, 2)
+    for i in range(2):
+        y, x_q = expected(x[i], i)
+        np.testing.assert_array_equal(run.outputs[0][i], y, err_msg=f"group {i}")
+        np.testing.assert_array_equal(run.outputs[0][2 + i], x_q, err_msg=f"quantized input {i}")
+
+
 def test_an_int8_quantize_stays_with_ort():
     x = np.random.default_rng(9).standard_normal((4, K)).astype(np.float32)
     run = es.run_with_ep(quantize_then_group(q_type=TensorProto.INT8, zp=-3), {"x": x})
