@@ -13,8 +13,8 @@ the last token and counts tokens - 1 model calls; a minimum length keeps every a
 The prompt is --prompt-tokens tokens, the chat template around the start of the evaluation text,
 as onebit-run's --prompt-tokens builds it. Needs onnxruntime-genai, the EP library (--lib, else
 $ONEBIT_EP_LIB, else build/native/libonebit_ep.so), for the onebit-run arms `npm run build:ts`, and
-for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: the evaluation text's first 300
-characters, as bench/llm_decode.mjs gives it).
+for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: the start of the evaluation text,
+decode.mjs --prompt-file, as bench/llm_decode.mjs gives it).
 Builds the model folder first if needed (with the int4 model)."""
 
 from __future__ import annotations
@@ -111,9 +111,10 @@ def onebit_run(weights: str, args) -> list[dict]:
 
 def llama_cpp(folder: pathlib.Path, manifest: dict, args) -> dict:
     """llama.cpp's decode of args.tokens tokens (bench/llama_cpp/decode.mjs, one round)."""
-    prompt = (folder / manifest["evaluation_text"]).read_text()[:300]
+    prompt_file = str(folder / manifest["evaluation_text"])
     command = ["node", str(ROOT / "bench/llama_cpp/decode.mjs"), "--gguf", gguf_llama.packaged_gguf_path()]
-    command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", "1", "--prompt", prompt]
+    command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", "1"]
+    command += ["--prompt-file", prompt_file]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(

@@ -6,7 +6,6 @@
 //   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64]
 // Needs npm run build:ts, the built models (onebit-run builds them) and npm ci --prefix bench/llama_cpp.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -31,9 +30,9 @@ const [gguf, cache] = execFileSync(
 )
   .trim()
   .split('\n');
-// llama.cpp gets the start of the evaluation text, as onebit-run's --prompt-tokens prompt does
+// llama.cpp's prompt: the start of the evaluation text, as onebit-run's --prompt-tokens prompt
 // (onebit-run builds the folder on first use: run it once before).
-const evaluation = readFileSync(path.join(cache, 'smollm2-v6-full', 'evaluation.txt'), 'utf8');
+const evaluation = path.join(cache, 'smollm2-v6-full', 'evaluation.txt');
 
 function onebitRun(weights, threads) {
   const out = execFileSync(
@@ -63,7 +62,6 @@ function onebitRun(weights, threads) {
 }
 
 function llamaCpp(threads) {
-  const prompt = evaluation.slice(0, 300);
   const out = execFileSync(
     process.execPath,
     [
@@ -76,8 +74,8 @@ function llamaCpp(threads) {
       values.tokens,
       '--rounds',
       '1',
-      '--prompt',
-      prompt,
+      '--prompt-file',
+      evaluation,
     ],
     { cwd: root, encoding: 'utf8' },
   );

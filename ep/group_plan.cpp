@@ -39,7 +39,7 @@ void require_positive_scales(const ConstTensor& s, const std::string& role) {
     // The reason is built only for a bad value: per-channel scales are many (formatting each cost
     // about 5 % of a SmolLM2 session's creation).
     if (!(std::isfinite(v) && v > 0))
-      require(false, role + " holds " + std::to_string(v) + "; expected a positive finite scale");
+      throw UnsupportedGroup(role + " holds " + std::to_string(v) + "; expected a positive finite scale");
   }
 }
 

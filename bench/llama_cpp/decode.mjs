@@ -3,7 +3,11 @@
 // per round, {"round", "threads", "prompt_tokens", "decode_tokens", "decode_tok_s"}. Decode time runs
 // from the first generated token to the last, so the prompt's evaluation is not in it.
 //   node bench/llama_cpp/decode.mjs --gguf FILE [--threads 1] [--tokens 64] [--rounds 3]
+//                                   [--prompt TEXT | --prompt-file FILE]
+// --prompt-file: the prompt is the file's first 300 characters (the benchmarks pass SmolLM2's
+// evaluation text, whose start onebit-run's --prompt-tokens prompt is made of too).
 // Install first: npm ci --prefix bench/llama_cpp
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getLlama } from 'node-llama-cpp';
 
@@ -14,6 +18,7 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '64' },
     rounds: { type: 'string', default: '3' },
     prompt: { type: 'string', default: 'The lighthouse keeper climbed the stairs and' },
+    'prompt-file': { type: 'string' },
   },
 });
 if (!values.gguf) throw new Error('decode.mjs: --gguf FILE is required');
@@ -22,7 +27,9 @@ const tokens = Number(values.tokens);
 
 const llama = await getLlama({ gpu: false, build: 'never' });
 const model = await llama.loadModel({ modelPath: values.gguf });
-const prompt = model.tokenize(values.prompt);
+const prompt = model.tokenize(
+  values['prompt-file'] ? readFileSync(values['prompt-file'], 'utf8').slice(0, 300) : values.prompt,
+);
 for (let round = 1; round <= Number(values.rounds); ++round) {
   // A fresh context a round: every round decodes from the same empty cache.
   const context = await model.createContext({ threads, contextSize: prompt.length + tokens + 16 });
