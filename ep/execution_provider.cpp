@@ -53,9 +53,9 @@ bool dynamic_quantization_read_elsewhere(const GraphIndex& graph, const NodeInfo
 }
 
 // Sibling groups — the q/k/v or gate/up projections of one input — are claimed as one fused node:
-// ORT's work per fused node at session creation grows with the number of fused nodes (about its
-// square: BENCHMARKS.md), and siblings are independent of each other, so fusing them cannot make a
-// cycle. Siblings read one activation: through one static QuantizeLinear, which each of them then
+// ORT's work at session creation grows with about the square of the number of fused nodes
+// (docs/benchmarks-log.md, session 14), and siblings are independent of each other, so fusing them
+// cannot make a cycle. Siblings read one activation: through one static QuantizeLinear, which each of them then
 // runs (the same values), or one value from outside. A group that reads anything else per call
 // (a DynamicQuantizeLinear's outputs, per-call scales, a non-constant B) could depend on a
 // sibling's output, so it stays a fused node of its own: key "".
