@@ -15,8 +15,8 @@
 // tell a corrupt file from a foreign one in the warning: one pass over the payload, not two.
 //
 // Growth is bounded: before writing an entry the least recently used ones (file times, refreshed
-// whenever an entry is served) are removed until the folder's entries fit max_bytes. A process that has an entry
-// mapped keeps its pages when the file is removed.
+// whenever an entry is served) are removed until the folder's entries fit max_bytes. A process
+// that has an entry mapped keeps its pages when the file is removed.
 #pragma once
 #include <cstddef>
 #include <cstdint>

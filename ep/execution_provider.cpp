@@ -233,7 +233,7 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
       auto* kernel = compile_fused_node(graphs[i], fused_nodes[i], session);
       infos[i] = kernel;
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
-      for (size_t g = 0; g < kernel->groups.size(); ++g) onebit::count(session.counters, Counter::Groups);
+      onebit::count(session.counters, Counter::Groups, kernel->groups.size());
     }
   });
   if (status != nullptr) {

@@ -65,7 +65,7 @@ void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_nam
   for (const KernelOutputs& o : outputs)
     for (const std::optional<size_t>& index : {std::optional<size_t>(o.y), o.x_quantized, o.x_scale, o.x_zero_point})
       if (index) ++writers.at(*index), ++written;
-  if (written != writers.size() || std::count(writers.begin(), writers.end(), 1) != std::ssize(writers))
+  if (!std::all_of(writers.begin(), writers.end(), [](int w) { return w == 1; }))
     throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "' has " + std::to_string(writers.size()) +
                                  " outputs; its groups write " + std::to_string(written));
 }

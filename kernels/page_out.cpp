@@ -13,7 +13,7 @@
 
 namespace onebit {
 
-#if defined(__linux__)
+#if defined(__linux__) && defined(MADV_PAGEOUT)
 namespace {
 
 // /proc/self/pagemap flags of one page (Linux Documentation/admin-guide/mm/pagemap.rst).
