@@ -4,13 +4,16 @@
 measured against.
 
 As in a model, one session holds many MatMulNBits nodes (distinct random weights, more than the L3
-holds, all reading the same input): a run's median time divided by the node count is the time per
-call, with session.run's own cost spread over the nodes. (Timing one session per weight instead
+holds): a run's median time divided by the node count is the time per call, with the run's own cost
+spread over the nodes. Each node reads an input of its own (`--fanout F`: each F nodes one input,
+as q/k/v read one), all bound to one array through IO binding: the EP makes nodes that read one
+value a single fused node, so a shared input would time one node of hundreds of groups. (Timing one session per weight instead
 made ORT look several times slower at one row: each call then also met a cold session.)
 `--arms ort,onebit` adds the onebit EP (ONEBIT_EP_LIB) on the same model layout, the arms alternated
 run by run in each cell: both times, ORT's over ours, and our GB/s of packed weights (against
 `--read-gbs`, the one-thread read bandwidth gemm_q8_bench prints, when given).
 Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20] [--threads 1]
+     [--shapes 576x576,576x1536] [--rows 1,4] [--fanout 1]
 """
 
 from __future__ import annotations
@@ -46,8 +49,9 @@ def onebit_session(model_bytes, so):
     return ort.InferenceSession(model_bytes, so)
 
 
-def nbits_nodes(K, N, rng, arm="ort", threads=1):
-    """One session of as many K×N MatMulNBits nodes as make 96 MiB of weights (at least 2)."""
+def nbits_nodes(K, N, rng, arm="ort", threads=1, fanout=1):
+    """One session of as many K×N MatMulNBits nodes as make 96 MiB of weights (at least 2), each
+    `fanout` of them reading one input."""
     k_blocks = -(-K // BLOCK)
     node_bytes = N * k_blocks * (BLOCK * BITS // 8 + 4)
     count = max(2, (96 << 20) // node_bytes)
@@ -59,7 +63,7 @@ def nbits_nodes(K, N, rng, arm="ort", threads=1):
         nodes.append(
             helper.make_node(
                 "MatMulNBits",
-                ["A", f"B{i}", f"scales{i}"],
+                [f"A{i // fanout}", f"B{i}", f"scales{i}"],
                 [f"Y{i}"],
                 domain="com.microsoft",
                 K=K,
@@ -70,9 +74,8 @@ def nbits_nodes(K, N, rng, arm="ort", threads=1):
             )
         )
         outputs.append(helper.make_tensor_value_info(f"Y{i}", TensorProto.FLOAT, ["M", N]))
-    graph = helper.make_graph(
-        nodes, "nbits", [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["M", K])], outputs, inits
-    )
+    inputs = [helper.make_tensor_value_info(f"A{j}", TensorProto.FLOAT, ["M", K]) for j in range(-(-count // fanout))]
+    graph = helper.make_graph(nodes, "nbits", inputs, outputs, inits)
     model = helper.make_model(
         graph, ir_version=10, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
     )
@@ -87,6 +90,22 @@ def nbits_nodes(K, N, rng, arm="ort", threads=1):
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]), count
 
 
+def bound_run(session, x):
+    """An IO binding of x to every input of the session (outputs allocated by ORT)."""
+    value = ort.OrtValue.ortvalue_from_numpy(x)
+    binding = session.io_binding()
+    for i in session.get_inputs():
+        binding.bind_ortvalue_input(i.name, value)
+    for o in session.get_outputs():
+        binding.bind_output(o.name)
+    return binding
+
+
+def parse_shapes(text):
+    """'576x576,576x1536' -> [(576, 576), (576, 1536)]"""
+    return [tuple(int(d) for d in s.split("x")) for s in text.split(",")]
+
+
 def packed_bytes(K, N):
     """What one call streams: 4-bit weights and a float scale per block."""
     return N * -(-K // BLOCK) * (BLOCK * BITS // 8 + 4)
@@ -98,31 +117,36 @@ def main():
     parser.add_argument("--arms", default="ort", help="ort, onebit or both (ort,onebit)")
     parser.add_argument("--read-gbs", type=float, default=None, help="the machine's one-thread read GB/s")
     parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads for both arms")
+    parser.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="KxN,... (default: all ten)")
+    parser.add_argument("--rows", default="1,4,32,128", help="M values, comma-separated")
+    parser.add_argument("--fanout", type=int, default=1, help="nodes reading one input")
     args = parser.parse_args()
     arms = args.arms.split(",")
     if any(a not in ("ort", "onebit") for a in arms):
         parser.error(f"--arms {args.arms}: each arm is ort or onebit")
     print(
         f"ORT {ort.__version__} MatMulNBits ({', '.join(arms)}), accuracy_level=4, bits {BITS}, block {BLOCK}, "
-        f"symmetric, {args.threads} thread(s), {args.repeat} runs per cell (median), arms alternated, weights cold"
+        f"symmetric, {args.threads} thread(s), {args.repeat} runs per cell (median), arms alternated, weights cold, "
+        f"{args.fanout} node(s) an input"
     )
     header = f"{'KxN':<11} {'M':>5} {'nodes':>6}" + "".join(f" {a + ' ms/call':>16}" for a in arms)
     if "onebit" in arms:
         header += f" {'ort/onebit':>10} {'onebit GB/s':>11}" + (" of read" if args.read_gbs else "")
     print(header)
-    for K, N in SHAPES:
+    for K, N in args.shapes:
         sessions = {}
         for arm in arms:
-            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm, args.threads)
-        for M in (1, 4, 32, 128):
+            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm, args.threads, args.fanout)
+        for M in (int(m) for m in args.rows.split(",")):
             x = np.random.default_rng(M).standard_normal((M, K)).astype(np.float32)
             times = {arm: [] for arm in arms}
-            for session in sessions.values():
-                session.run(None, {"A": x})
+            bindings = {arm: bound_run(session, x) for arm, session in sessions.items()}
+            for arm, session in sessions.items():
+                session.run_with_iobinding(bindings[arm])
             for _ in range(args.repeat):
                 for arm, session in sessions.items():
                     t0 = time.perf_counter()
-                    session.run(None, {"A": x})
+                    session.run_with_iobinding(bindings[arm])
                     times[arm].append((time.perf_counter() - t0) * 1e3 / count)
             ms = {arm: float(np.median(t)) for arm, t in times.items()}
             line = f"{K:>5}x{N:<5} {M:>5} {count:>6}" + "".join(f" {ms[a]:>16.4f}" for a in arms)

@@ -35,8 +35,7 @@ struct W4A8Kernel {
 
 // Every W4A8 kernel, fastest first; the last one (portable) runs everywhere.
 const std::vector<W4A8Kernel>& w4a8_kernels();
-// ONEBIT_KERNEL=portable forces the portable kernel; any other value, or none, picks the fastest
-// this CPU runs (VNNI CPUs run the AVX2 kernel: there is no VNNI W4A8 kernel yet).
+// The fastest kernel this CPU runs, or the one ONEBIT_KERNEL names (gemm_w4a8_host.cpp).
 const W4A8Kernel& selected_w4a8_kernel();
 
 }  // namespace onebit

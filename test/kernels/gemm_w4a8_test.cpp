@@ -133,7 +133,7 @@ TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(s.zero_points), packed), "");
   std::vector<float> bias(static_cast<size_t>(s.N));
   for (auto& v : bias) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (int64_t M : {1, 2, 3, 4, 7, 32}) {
+  for (int64_t M : {1, 2, 3, 4, 7, 8, 9, 17, 32}) {
     const std::vector<float> x = random_activation(M, s.K, rng);
     BlockQuantizedActivation a;
     onebit::quantize_activation_blocks(x.data(), M, s.K, s.block_size, a);
@@ -159,7 +159,7 @@ TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
   const ModelWeights w = random_weights(96, 29, 4, 32, rng);
   PackedNBits packed;
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
-  for (int64_t M : {1, 5}) {
+  for (int64_t M : {1, 5, 11}) {
     const std::vector<float> x = random_activation(M, w.K, rng);
     const std::vector<float> want = reference_gemm(x, M, w, true, nullptr);
     BlockQuantizedActivation a;
