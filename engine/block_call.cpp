@@ -43,7 +43,8 @@ struct TileJob {
 struct ReusedBlockActivation {
   BlockQuantizedActivation a;
   void trim() {
-    if (a.q.capacity() + 8 * a.scale.capacity() > kKeptScratchBytes) a = BlockQuantizedActivation{};
+    if (a.q.capacity() + 8 * a.scale.capacity() + 4 * a.row_groups.capacity() > kKeptScratchBytes)
+      a = BlockQuantizedActivation{};
   }
 };
 
@@ -53,8 +54,11 @@ void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, co
   const PackedNBits& w = *g.block_weights;
   ThreadReused<ReusedBlockActivation> a;
   quantize_activation_blocks(x, M, w.K, w.block_size, a->a);
+  prepare_w4a8_rows(a->a);
   const int64_t tasks_wanted = task_count(w, M);
-  const int64_t per_task = (w.tiles() + tasks_wanted - 1) / tasks_wanted;
+  // More rows: an even count of tiles a task, as the AVX-512 kernel runs them in pairs.
+  const int64_t per_task = M == 1 ? (w.tiles() + tasks_wanted - 1) / tasks_wanted
+                                  : ((w.tiles() + tasks_wanted - 1) / tasks_wanted + 1) / 2 * 2;
   TileJob job{&a->a, &w, g.block_bias.empty() ? nullptr : g.block_bias.data(), y, per_task};
   const int64_t count = (w.tiles() + per_task - 1) / per_task;
   run_tasks(job, count, tasks);

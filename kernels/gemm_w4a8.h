@@ -79,6 +79,9 @@ struct BlockQuantizedActivation {
   std::vector<int8_t> q;     // M × k_blocks·block_size
   std::vector<float> scale;  // M × k_blocks
   std::vector<int32_t> sum;  // M × k_blocks
+  // The AVX-512 kernel's copy of q, Σq and scale by groups of 8 rows (prepare_w4a8_rows): empty
+  // until then, and emptied by quantizing again.
+  std::vector<int32_t> row_groups;
 
   int64_t k_blocks() const { return (K + block_size - 1) / block_size; }
   int64_t row_stride() const { return k_blocks() * block_size; }
@@ -86,6 +89,11 @@ struct BlockQuantizedActivation {
 
 // x: M×K floats, row-major. Reuses the storage `a` has.
 void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t block_size, BlockQuantizedActivation& a);
+
+// Once per call, after quantizing and before the tiles are split over tasks: lays the activations
+// out as the selected kernel reads more than one row (the AVX-512 kernel's row groups), so the
+// tasks do not each do it. Optional: without it that kernel lays them out itself, per task.
+void prepare_w4a8_rows(BlockQuantizedActivation& x);
 
 // y[m][n] for the columns of tiles [tile_begin, tile_end), at y[m·y_stride + n] (n counted from
 // column 0); bias: N floats or null. Runs the kernel selected for this process.

@@ -53,57 +53,63 @@ inline __m512i dot4(__m512i acc, const __m512i (&w)[4], const __m512i (&x)[4]) {
 
 // The activations of one group of kZmmRows rows, laid out for the zmm pass so that one base
 // pointer and fixed offsets address every row: each k quad's rows side by side, and per k-block
-// the rows' starting dots (minus the zero-point term: zp · Σq, or Σq alone when each column has
-// its own zp) and scales. Rows past M are zeros.
+// the rows' −Σq (the zero-point term's factor) and scales. Rows past M are zeros.
 struct RowGroup {
-  const int32_t* quads;   // row_stride / 4 × kZmmRows
-  const int32_t* starts;  // k_blocks × kZmmRows
-  const float* scales;    // k_blocks × kZmmRows
+  const int32_t* quads;      // row_stride / 4 × kZmmRows
+  const int32_t* minus_sum;  // k_blocks × kZmmRows
+  const float* scales;       // k_blocks × kZmmRows
 };
 
-// Every row group of one call's activations, in storage this thread keeps from call to call
-// (unless it grew past 16 MiB).
+// Every row group of one call's activations, in one buffer.
 class RowGroups {
  public:
-  template <int kBits, bool kZeroPoints>
-  static RowGroups of(const BlockQuantizedActivation& x) {
-    thread_local std::vector<int32_t> storage;
-    RowGroups g(x);
-    if (storage.capacity() * sizeof(int32_t) > (size_t(16) << 20)) storage = {};
-    storage.assign(static_cast<size_t>(g.count() * g.group_size_), 0);
-    g.base_ = storage.data();
-    for (int64_t m = 0; m < x.M; ++m) {
-      const int64_t r = m % kZmmRows;
-      int32_t* base = storage.data() + m / kZmmRows * g.group_size_;
-      int32_t* starts = base + g.quads_ * kZmmRows;
-      float* scales = reinterpret_cast<float*>(starts + g.k_blocks_ * kZmmRows);
-      const int8_t* row = x.q.data() + m * x.row_stride();
-      for (int64_t k = 0; k < g.quads_; ++k) std::memcpy(&base[k * kZmmRows + r], row + 4 * k, sizeof(int32_t));
-      for (int64_t b = 0; b < g.k_blocks_; ++b) {
-        const int32_t sum = x.sum[static_cast<size_t>(m * g.k_blocks_ + b)];
-        starts[b * kZmmRows + r] = kZeroPoints ? -sum : -sum * (1 << (kBits - 1));
-        scales[b * kZmmRows + r] = x.scale[static_cast<size_t>(m * g.k_blocks_ + b)];
-      }
-    }
-    return g;
-  }
-
-  int64_t count() const { return (M_ + kZmmRows - 1) / kZmmRows; }
-  RowGroup operator[](int64_t i) const {
-    const int32_t* base = base_ + i * group_size_;
-    const int32_t* starts = base + quads_ * kZmmRows;
-    return {base, starts, reinterpret_cast<const float*>(starts + k_blocks_ * kZmmRows)};
-  }
-
- private:
   explicit RowGroups(const BlockQuantizedActivation& x)
       : M_(x.M),
         quads_(x.row_stride() / 4),
         k_blocks_(x.k_blocks()),
         group_size_((quads_ + 2 * k_blocks_) * kZmmRows) {}
+
+  int64_t count() const { return (M_ + kZmmRows - 1) / kZmmRows; }
+  int64_t values() const { return count() * group_size_; }
+
+  // Lays x out in `storage` (values() of them).
+  void build(const BlockQuantizedActivation& x, int32_t* storage) const {
+    std::fill(storage, storage + values(), 0);
+    for (int64_t m = 0; m < M_; ++m) {
+      int32_t* base = storage + m / kZmmRows * group_size_;
+      const int64_t r = m % kZmmRows;
+      const int8_t* row = x.q.data() + m * x.row_stride();
+      for (int64_t k = 0; k < quads_; ++k) std::memcpy(&base[k * kZmmRows + r], row + 4 * k, sizeof(int32_t));
+      int32_t* minus_sum = base + quads_ * kZmmRows;
+      float* scales = reinterpret_cast<float*>(minus_sum + k_blocks_ * kZmmRows);
+      for (int64_t b = 0; b < k_blocks_; ++b) {
+        minus_sum[b * kZmmRows + r] = -x.sum[static_cast<size_t>(m * k_blocks_ + b)];
+        scales[b * kZmmRows + r] = x.scale[static_cast<size_t>(m * k_blocks_ + b)];
+      }
+    }
+  }
+
+  // Group i of a layout at storage.
+  RowGroup group(const int32_t* storage, int64_t i) const {
+    const int32_t* base = storage + i * group_size_;
+    const int32_t* minus_sum = base + quads_ * kZmmRows;
+    return {base, minus_sum, reinterpret_cast<const float*>(minus_sum + k_blocks_ * kZmmRows)};
+  }
+
+ private:
   int64_t M_, quads_, k_blocks_, group_size_;
-  const int32_t* base_ = nullptr;
 };
+
+// x's row groups: the layout prepare_w4a8_rows stored in x, else one this thread builds (kept from
+// call to call unless it grew past 16 MiB).
+const int32_t* row_groups(const BlockQuantizedActivation& x, const RowGroups& groups) {
+  if (static_cast<int64_t>(x.row_groups.size()) == groups.values()) return x.row_groups.data();
+  thread_local std::vector<int32_t> storage;
+  if (storage.capacity() * sizeof(int32_t) > (size_t(16) << 20)) storage = {};
+  storage.resize(static_cast<size_t>(groups.values()));
+  groups.build(x, storage.data());
+  return storage.data();
+}
 
 // 16 k of two tiles (their weight bytes at a and b) against MR rows (their quads at x, 16 k
 // on): adds the int32 dots to dot[r].
@@ -152,7 +158,7 @@ void pair_rows(const RowGroup& g, const PackedNBits& w, int64_t t, int64_t m0, c
   for (int64_t b = 0; b < k_blocks; ++b) {
     const uint8_t* tail_a = ta + b * stride + weight_bytes;
     const uint8_t* tail_b = tb + b * stride + weight_bytes;
-    const int32_t* starts = g.starts + b * kZmmRows;
+    const int32_t* minus_sum = g.minus_sum + b * kZmmRows;
     // Each row's dot starts at minus its zero-point term: the same integer as subtracting it after.
     __m512i dot[MR];
     if constexpr (kZeroPoints) {
@@ -160,9 +166,9 @@ void pair_rows(const RowGroup& g, const PackedNBits& w, int64_t t, int64_t m0, c
       std::memcpy(&za, tail_a + kW4A8TileN * sizeof(float), sizeof(za));
       std::memcpy(&zb, tail_b + kW4A8TileN * sizeof(float), sizeof(zb));
       const __m512i zp = _mm512_cvtepu8_epi32(_mm_set_epi64x(zb, za));
-      for (int r = 0; r < MR; ++r) dot[r] = _mm512_mullo_epi32(zp, _mm512_set1_epi32(starts[r]));
+      for (int r = 0; r < MR; ++r) dot[r] = _mm512_mullo_epi32(zp, _mm512_set1_epi32(minus_sum[r]));
     } else {
-      for (int r = 0; r < MR; ++r) dot[r] = _mm512_set1_epi32(starts[r]);
+      for (int r = 0; r < MR; ++r) dot[r] = _mm512_set1_epi32(minus_sum[r] * (1 << (kBits - 1)));
     }
     const int32_t* x = g.quads + b * bs / 4 * kZmmRows;
     for (int64_t c = 0; c < bs / 16; ++c)
@@ -207,7 +213,8 @@ inline void prefetch_to_l2(const PackedNBits& w, int64_t t0, int64_t t1) {
 template <int kBits, bool kZeroPoints>
 void run_pairs(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
                const float* bias, float* y, int64_t y_stride) {
-  const RowGroups groups = RowGroups::of<kBits, kZeroPoints>(x);
+  const RowGroups groups(x);
+  const int32_t* storage = row_groups(x, groups);
   const int64_t pair_end = tile_begin + (tile_end - tile_begin) / 2 * 2;
   const int64_t range = std::max<int64_t>(2, kL2RangeBytes / w.tile_stride() / 2 * 2);
   for (int64_t r0 = tile_begin; r0 < pair_end; r0 += range) {
@@ -217,9 +224,9 @@ void run_pairs(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t 
       const int64_t m0 = i * kZmmRows, rows = std::min<int64_t>(kZmmRows, x.M - m0);
       for (int64_t t = r0; t < r1; t += 2) {
         if (rows == kZmmRows)
-          pair_rows<kBits, kZeroPoints, kZmmRows>(groups[i], w, t, m0, bias, y, y_stride);
+          pair_rows<kBits, kZeroPoints, kZmmRows>(groups.group(storage, i), w, t, m0, bias, y, y_stride);
         else
-          pair_rest<kBits, kZeroPoints>(groups[i], w, t, m0, rows, bias, y, y_stride);
+          pair_rest<kBits, kZeroPoints>(groups.group(storage, i), w, t, m0, rows, bias, y, y_stride);
       }
     }
   }
@@ -227,6 +234,13 @@ void run_pairs(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t 
 }
 
 }  // namespace
+
+void prepare_w4a8_rows_avx512vnni(BlockQuantizedActivation& x) {
+  if (x.M < 2) return;
+  const RowGroups groups(x);
+  x.row_groups.resize(static_cast<size_t>(groups.values()));
+  groups.build(x, x.row_groups.data());
+}
 
 void gemm_w4a8_tiles_avx512vnni(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                                 int64_t tile_end, const float* bias, float* y, int64_t y_stride) {

@@ -10,7 +10,8 @@ namespace onebit {
 
 const std::vector<W4A8Kernel>& w4a8_kernels() {
   static const std::vector<W4A8Kernel> kernels{
-      {"avx512vnni", gemm_w4a8_tiles_avx512vnni, [] { return cpu_features().avx512_vnni; }},
+      {"avx512vnni", gemm_w4a8_tiles_avx512vnni, [] { return cpu_features().avx512_vnni; },
+       prepare_w4a8_rows_avx512vnni},
       {"avxvnni", gemm_w4a8_tiles_avxvnni, [] { return cpu_features().avx_vnni; }},
       {"avx2", gemm_w4a8_tiles_avx2, [] { return cpu_features().avx2; }},
       {"portable", gemm_w4a8_tiles_portable, [] { return true; }},
@@ -43,9 +44,14 @@ void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, in
   selected_w4a8_kernel().run(x, w, tile_begin, tile_end, bias, y, y_stride);
 }
 
+void prepare_w4a8_rows(BlockQuantizedActivation& x) {
+  if (selected_w4a8_kernel().prepare_rows != nullptr) selected_w4a8_kernel().prepare_rows(x);
+}
+
 void gemm_w4a8(const float* x, int64_t M, const PackedNBits& w, const float* bias, float* y) {
   BlockQuantizedActivation a;
   quantize_activation_blocks(x, M, w.K, w.block_size, a);
+  prepare_w4a8_rows(a);
   gemm_w4a8_tiles(a, w, 0, w.tiles(), bias, y, w.N);
 }
 

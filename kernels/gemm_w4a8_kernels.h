@@ -21,6 +21,7 @@ void gemm_w4a8_tiles_avxvnni(const BlockQuantizedActivation& x, const PackedNBit
                              int64_t tile_end, const float* bias, float* y, int64_t y_stride);
 void gemm_w4a8_tiles_avx512vnni(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                                 int64_t tile_end, const float* bias, float* y, int64_t y_stride);
+void prepare_w4a8_rows_avx512vnni(BlockQuantizedActivation& x);
 
 // quantize_activation_blocks without SIMD (it takes the AVX2 form where the CPU has it; the two
 // are equal integer for integer).
@@ -31,6 +32,7 @@ struct W4A8Kernel {
   const char* name;  // as ONEBIT_KERNEL spells it
   W4A8TilesKernel run;
   bool (*available)();
+  void (*prepare_rows)(BlockQuantizedActivation&) = nullptr;  // prepare_w4a8_rows; null: nothing to do
 };
 
 // Every W4A8 kernel, fastest first; the last one (portable) runs everywhere.

@@ -43,6 +43,7 @@ void shape(int64_t M, int64_t K, int64_t block_size, BlockQuantizedActivation& a
   a.q.assign(static_cast<size_t>(M * a.row_stride()), 0);
   a.scale.resize(static_cast<size_t>(M * a.k_blocks()));
   a.sum.resize(static_cast<size_t>(M * a.k_blocks()));
+  a.row_groups.clear();
 }
 
 __attribute__((target("avx2"))) void quantize_avx2(const float* x, int64_t M, int64_t K, int64_t block_size,

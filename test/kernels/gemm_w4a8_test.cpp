@@ -141,12 +141,18 @@ TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
       const std::vector<float> want = reference_gemm(x, M, w, s.zero_points, b);
       for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
         if (!kernel.available()) continue;
-        std::vector<float> y(static_cast<size_t>(M * s.N), NAN);
-        kernel.run(a, packed, 0, packed.tiles(), b, y.data(), s.N);
-        for (size_t i = 0; i < y.size(); ++i)
-          ASSERT_EQ(std::memcmp(&y[i], &want[i], sizeof(float)), 0)
-              << kernel.name << " M=" << M << " output " << i << ": " << y[i] << " vs " << want[i]
-              << (b ? " with bias" : "");
+        // Each kernel as the engine calls it (rows prepared once) and without the preparation.
+        for (bool prepared : {false, true}) {
+          if (prepared && kernel.prepare_rows == nullptr) continue;
+          BlockQuantizedActivation call = a;
+          if (prepared) kernel.prepare_rows(call);
+          std::vector<float> y(static_cast<size_t>(M * s.N), NAN);
+          kernel.run(call, packed, 0, packed.tiles(), b, y.data(), s.N);
+          for (size_t i = 0; i < y.size(); ++i)
+            ASSERT_EQ(std::memcmp(&y[i], &want[i], sizeof(float)), 0)
+                << kernel.name << (prepared ? " (rows prepared)" : "") << " M=" << M << " output " << i << ": " << y[i]
+                << " vs " << want[i] << (b ? " with bias" : "");
+        }
       }
     }
   }
@@ -175,6 +181,22 @@ TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
         }
     }
   }
+}
+
+TEST(W4A8Kernels, QuantizingAgainDropsTheRowsPreparedForTheLastCall) {
+  std::mt19937 rng(13);
+  const ModelWeights w = random_weights(96, 40, 4, 32, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(false), packed), "");
+  BlockQuantizedActivation a;
+  onebit::quantize_activation_blocks(random_activation(9, w.K, rng).data(), 9, w.K, w.block_size, a);
+  onebit::prepare_w4a8_rows(a);
+  const std::vector<float> x = random_activation(9, w.K, rng);  // same shape, new values
+  onebit::quantize_activation_blocks(x.data(), 9, w.K, w.block_size, a);
+  EXPECT_TRUE(a.row_groups.empty());
+  std::vector<float> y(static_cast<size_t>(9 * w.N));
+  onebit::gemm_w4a8_tiles(a, packed, 0, packed.tiles(), nullptr, y.data(), w.N);
+  EXPECT_EQ(y, reference_gemm(x, 9, w, false, nullptr));
 }
 
 TEST(W4A8Kernels, TheWholeMatrixEntryQuantizesAndRunsEveryTile) {
