@@ -21,6 +21,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in gemm_q8_avx512vnni.cpp
 
+#include "kernels/amx_tile_config.h"
 #include "kernels/gemm_q8_vnni.h"
 #include "kernels/gemm_q8_zmm.h"
 
@@ -33,23 +34,15 @@ constexpr int64_t kStepBytes = 64;                      // k a step: one tile ro
 constexpr int64_t kTileBytes = kTileRows * kQuadBytes;  // one B tile: 16 k quads of a block
 constexpr int64_t kPrefetchSteps = 2;
 
-// Palette 1, tiles 0-3 the results (2 row tiles × 2 blocks), 4-5 activations, 6-7 weights: each
-// 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void load_tile_config() {
+// Tiles 0-3 the results (2 row tiles × 2 blocks), 4-5 activations, 6-7 weights: each 16 rows of
+// 64 bytes.
+void configure_tiles() {
   TileConfig config;
   for (int t = 0; t < 8; ++t) {
     config.colsb[t] = kStepBytes;
     config.rows[t] = kTileRows;
   }
-  _tile_loadconfig(&config);
+  load_tile_config(config);
 }
 
 // MT row tiles × NT blocks over every k step: a from rows of `a_stride` bytes, b_step(j, s) the
@@ -134,7 +127,7 @@ void gemm_q8_blocks_amx(const PreparedActivation& x, const PackedWeights& w, int
     if (s < whole_steps) return w.blocks.data() + b * w.block_bytes() + s * kTileBytes;
     return tails.data() + (b - block_begin) * kTileBytes;
   };
-  load_tile_config();  // per call: other code on this thread (ORT's own AMX kernels) may load its own
+  configure_tiles();  // per call: other code on this thread (ORT's own AMX kernels) may load its own
   alignas(64) int32_t c[2][2][kTileRows * 16];
   for (int64_t b = block_begin; b < block_end; b += 2) {
     const bool two_blocks = b + 1 < block_end;

@@ -10,6 +10,7 @@ namespace onebit {
 
 const std::vector<W4A8Kernel>& w4a8_kernels() {
   static const std::vector<W4A8Kernel> kernels{
+      {"amx", gemm_w4a8_tiles_amx, [] { return cpu_features().amx_int8; }, prepare_w4a8_rows_amx},
       {"avx512vnni", gemm_w4a8_tiles_avx512vnni, [] { return cpu_features().avx512_vnni; },
        prepare_w4a8_rows_avx512vnni},
       {"avxvnni", gemm_w4a8_tiles_avxvnni, [] { return cpu_features().avx_vnni; }},

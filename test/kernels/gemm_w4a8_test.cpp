@@ -133,7 +133,7 @@ TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(s.zero_points), packed), "");
   std::vector<float> bias(static_cast<size_t>(s.N));
   for (auto& v : bias) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (int64_t M : {1, 2, 3, 4, 7, 8, 9, 17, 32}) {
+  for (int64_t M : {1, 2, 3, 4, 7, 8, 9, 17, 32, 40}) {
     const std::vector<float> x = random_activation(M, s.K, rng);
     BlockQuantizedActivation a;
     onebit::quantize_activation_blocks(x.data(), M, s.K, s.block_size, a);
@@ -165,20 +165,24 @@ TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
   const ModelWeights w = random_weights(96, 29, 4, 32, rng);
   PackedNBits packed;
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
-  for (int64_t M : {1, 5, 11}) {
+  for (int64_t M : {1, 5, 11, 21}) {
     const std::vector<float> x = random_activation(M, w.K, rng);
     const std::vector<float> want = reference_gemm(x, M, w, true, nullptr);
     BlockQuantizedActivation a;
     onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
     for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
       if (!kernel.available()) continue;
-      std::vector<float> y(static_cast<size_t>(M * w.N), -7.0f);
-      kernel.run(a, packed, 1, 3, nullptr, y.data(), w.N);
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < w.N; ++n) {
-          const bool inside = n >= 8 && n < 24;
-          EXPECT_EQ(y[m * w.N + n], inside ? want[m * w.N + n] : -7.0f) << kernel.name << " m=" << m << " n=" << n;
-        }
+      // Ranges of an even and an odd count of tiles, from an odd tile, and to the partial last one.
+      for (const auto& [begin, end] : {std::pair{1, 3}, {1, 2}, {0, 3}, {2, 4}, {3, 4}}) {
+        std::vector<float> y(static_cast<size_t>(M * w.N), -7.0f);
+        kernel.run(a, packed, begin, end, nullptr, y.data(), w.N);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < w.N; ++n) {
+            const bool inside = n >= 8 * begin && n < 8 * end;
+            ASSERT_EQ(y[m * w.N + n], inside ? want[m * w.N + n] : -7.0f)
+                << kernel.name << " tiles [" << begin << ", " << end << ") m=" << m << " n=" << n;
+          }
+      }
     }
   }
 }
