@@ -10,6 +10,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernels/gemm_w4a8_kernels.h"
@@ -183,6 +185,123 @@ TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
                 << kernel.name << " tiles [" << begin << ", " << end << ") m=" << m << " n=" << n;
           }
       }
+    }
+  }
+}
+
+// Every row count a zmm pass splits differently (2..40: groups of 8 and every rest, and a few
+// large), over tile ranges that start odd, hold one tile or none, at a y stride wider than N: the
+// range's columns equal the contract, every other float (between rows and after the last) keeps
+// its guard bits. Prepared rows and per-task rows alike.
+TEST(W4A8Kernels, EveryRowCountAndTileRangeEqualsTheContract) {
+  std::mt19937 rng(17);
+  for (int64_t bits : {4, 8}) {
+    const bool zp = bits == 8;
+    const ModelWeights w =
+        random_weights(bits == 4 ? 83 : 150, 45, bits, bits == 4 ? 32 : 64, rng);  // 6 tiles, the last of 5 columns
+    PackedNBits packed;
+    ASSERT_EQ(onebit::pack_nbits_weights(w.view(zp), packed), "");
+    std::vector<float> bias(static_cast<size_t>(w.N));
+    for (auto& v : bias) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+    std::vector<int64_t> rows;
+    for (int64_t M = 2; M <= 40; ++M) rows.push_back(M);
+    for (int64_t M : {65, 300}) rows.push_back(M);
+    const int64_t y_stride = w.N + 11;
+    const float guard = -7.0f;
+    for (const int64_t M : rows) {
+      const std::vector<float> x = random_activation(M, w.K, rng);
+      const std::vector<float> want = reference_gemm(x, M, w, zp, bias.data());
+      BlockQuantizedActivation a;
+      onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
+      for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+        if (!kernel.available()) continue;
+        for (bool prepared : {false, true}) {
+          if (prepared && kernel.prepare_rows == nullptr) continue;
+          BlockQuantizedActivation call = a;
+          if (prepared) kernel.prepare_rows(call);
+          for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{
+                   {0, 6}, {1, 6}, {1, 4}, {3, 4}, {5, 6}, {2, 2}, {0, 1}, {3, 6}}) {
+            std::vector<float> y(static_cast<size_t>(M * y_stride + 8), guard);
+            kernel.run(call, packed, begin, end, bias.data(), y.data(), y_stride);
+            for (size_t i = 0; i < y.size(); ++i) {
+              const int64_t m = static_cast<int64_t>(i) / y_stride, n = static_cast<int64_t>(i) % y_stride;
+              const bool inside = m < M && n < w.N && n >= begin * 8 && n < end * 8;
+              const float expected = inside ? want[static_cast<size_t>(m * w.N + n)] : guard;
+              ASSERT_EQ(std::memcmp(&y[i], &expected, sizeof(float)), 0)
+                  << kernel.name << (prepared ? " (rows prepared)" : "") << " bits=" << bits << " M=" << M << " tiles ["
+                  << begin << ", " << end << ") m=" << m << " n=" << n << ": " << y[i] << " vs " << expected;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Rows prepared for one call must not serve the next even where the two layouts are the same
+// size (16 rows × K 80 in blocks of 16, 9 rows × K 96 in blocks of 32: 2 groups of 30 values a row).
+TEST(W4A8Kernels, RowsPreparedForAnotherShapeOfTheSameSizeAreNotRead) {
+  std::mt19937 rng(19);
+  const ModelWeights w = random_weights(96, 40, 4, 32, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
+  for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+    if (!kernel.available() || kernel.prepare_rows == nullptr) continue;
+    BlockQuantizedActivation a;
+    onebit::quantize_activation_blocks(random_activation(16, 80, rng).data(), 16, 80, 16, a);
+    kernel.prepare_rows(a);
+    const size_t stale_size = a.row_groups.size();
+    const std::vector<float> x = random_activation(9, w.K, rng);
+    onebit::quantize_activation_blocks(x.data(), 9, w.K, w.block_size, a);
+    BlockQuantizedActivation fresh = a;
+    kernel.prepare_rows(fresh);
+    EXPECT_EQ(fresh.row_groups.size(), stale_size) << "the two layouts are meant to be the same size";
+    std::vector<float> y(static_cast<size_t>(9 * w.N));
+    kernel.run(a, packed, 0, packed.tiles(), nullptr, y.data(), w.N);
+    EXPECT_EQ(y, reference_gemm(x, 9, w, true, nullptr)) << kernel.name;
+  }
+}
+
+// One activation read by several threads at once, as the engine's tasks do: prepared (shared
+// layout) and not (each thread lays the rows out in its own storage, between calls of other shapes).
+TEST(W4A8Kernels, ThreadsSharingOneActivationEachGetTheContract) {
+  std::mt19937 rng(23);
+  const ModelWeights w = random_weights(200, 61, 4, 64, rng);
+  PackedNBits packed;
+  ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
+  const std::vector<float> x = random_activation(37, w.K, rng);
+  const std::vector<float> want = reference_gemm(x, 37, w, true, nullptr);
+  for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+    if (!kernel.available()) continue;
+    for (bool prepared : {false, true}) {
+      if (prepared && kernel.prepare_rows == nullptr) continue;
+      BlockQuantizedActivation a;
+      onebit::quantize_activation_blocks(x.data(), 37, w.K, w.block_size, a);
+      if (prepared) kernel.prepare_rows(a);
+      std::vector<int> wrong(4, 0);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+          std::mt19937 own(static_cast<uint32_t>(t));
+          for (int i = 0; i < 40; ++i) {
+            const int64_t begin = own() % 8, end = begin + own() % (9 - begin);
+            std::vector<float> y(static_cast<size_t>(37 * w.N), NAN);
+            kernel.run(a, packed, begin, end, nullptr, y.data(), w.N);
+            for (int64_t m = 0; m < 37; ++m)
+              for (int64_t n = begin * 8; n < std::min(w.N, end * 8); ++n)
+                wrong[t] += std::memcmp(&y[m * w.N + n], &want[m * w.N + n], sizeof(float)) != 0;
+            // Another shape on this thread between the shared calls.
+            const int64_t rows = 2 + own() % 12;
+            const std::vector<float> other = random_activation(rows, w.K, own);
+            BlockQuantizedActivation b;
+            onebit::quantize_activation_blocks(other.data(), rows, w.K, w.block_size, b);
+            std::vector<float> z(static_cast<size_t>(rows * w.N));
+            kernel.run(b, packed, 0, packed.tiles(), nullptr, z.data(), w.N);
+            wrong[t] += z != reference_gemm(other, rows, w, true, nullptr);
+          }
+        });
+      for (std::thread& t : threads) t.join();
+      for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << kernel.name << (prepared ? " (rows prepared)" : "");
     }
   }
 }
