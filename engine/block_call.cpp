@@ -56,9 +56,9 @@ void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, co
   quantize_activation_blocks(x, M, w.K, w.block_size, a->a);
   prepare_w4a8_rows(a->a);
   const int64_t tasks_wanted = task_count(w, M);
-  // More rows: an even count of tiles a task, as the AVX-512 kernel runs them in pairs.
-  const int64_t per_task = M == 1 ? (w.tiles() + tasks_wanted - 1) / tasks_wanted
-                                  : ((w.tiles() + tasks_wanted - 1) / tasks_wanted + 1) / 2 * 2;
+  // More rows: a multiple of the tiles the kernel runs side by side (pairs on AVX-512) a task.
+  const int64_t step = M == 1 ? 1 : w4a8_row_tile_step();
+  const int64_t per_task = ((w.tiles() + tasks_wanted - 1) / tasks_wanted + step - 1) / step * step;
   TileJob job{&a->a, &w, g.block_bias.empty() ? nullptr : g.block_bias.data(), y, per_task};
   const int64_t count = (w.tiles() + per_task - 1) / per_task;
   run_tasks(job, count, tasks);

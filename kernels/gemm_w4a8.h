@@ -94,6 +94,9 @@ void quantize_activation_blocks(const float* x, int64_t M, int64_t K, int64_t bl
 // out as the selected kernel reads more than one row (the AVX-512 kernel's row groups), so the
 // tasks do not each do it. Optional: without it that kernel lays them out itself, per task.
 void prepare_w4a8_rows(BlockQuantizedActivation& x);
+// How many tiles the selected kernel runs side by side for more than one row (1, or 2 for the
+// AVX-512 and AMX kernels, whose tile pairs a range should not split).
+int64_t w4a8_row_tile_step();
 
 // y[m][n] for the columns of tiles [tile_begin, tile_end), at y[m·y_stride + n] (n counted from
 // column 0); bias: N floats or null. Runs the kernel selected for this process.

@@ -10,9 +10,9 @@ namespace onebit {
 
 const std::vector<W4A8Kernel>& w4a8_kernels() {
   static const std::vector<W4A8Kernel> kernels{
-      {"amx", gemm_w4a8_tiles_amx, [] { return cpu_features().amx_int8; }, prepare_w4a8_rows_amx},
+      {"amx", gemm_w4a8_tiles_amx, [] { return cpu_features().amx_int8; }, prepare_w4a8_rows_amx, 2},
       {"avx512vnni", gemm_w4a8_tiles_avx512vnni, [] { return cpu_features().avx512_vnni; },
-       prepare_w4a8_rows_avx512vnni},
+       prepare_w4a8_rows_avx512vnni, 2},
       {"avxvnni", gemm_w4a8_tiles_avxvnni, [] { return cpu_features().avx_vnni; }},
       {"avx2", gemm_w4a8_tiles_avx2, [] { return cpu_features().avx2; }},
       {"portable", gemm_w4a8_tiles_portable, [] { return true; }},
@@ -44,6 +44,8 @@ void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, in
                      const float* bias, float* y, int64_t y_stride) {
   selected_w4a8_kernel().run(x, w, tile_begin, tile_end, bias, y, y_stride);
 }
+
+int64_t w4a8_row_tile_step() { return selected_w4a8_kernel().row_tile_step; }
 
 void prepare_w4a8_rows(BlockQuantizedActivation& x) {
   if (selected_w4a8_kernel().prepare_rows != nullptr) selected_w4a8_kernel().prepare_rows(x);

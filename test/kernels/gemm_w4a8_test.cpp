@@ -239,7 +239,7 @@ TEST(W4A8Kernels, EveryRowCountAndTileRangeEqualsTheContract) {
 }
 
 // Rows prepared for one call must not serve the next even where the two layouts are the same
-// size (16 rows × K 80 in blocks of 16, 9 rows × K 96 in blocks of 32: 2 groups of 30 values a row).
+// size (9 rows × K 80 in blocks of 16, 9 rows × K 96 in blocks of 32: 2 groups of 8 rows × 30 values).
 TEST(W4A8Kernels, RowsPreparedForAnotherShapeOfTheSameSizeAreNotRead) {
   std::mt19937 rng(19);
   const ModelWeights w = random_weights(96, 40, 4, 32, rng);
@@ -248,7 +248,7 @@ TEST(W4A8Kernels, RowsPreparedForAnotherShapeOfTheSameSizeAreNotRead) {
   for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
     if (!kernel.available() || kernel.prepare_rows == nullptr) continue;
     BlockQuantizedActivation a;
-    onebit::quantize_activation_blocks(random_activation(16, 80, rng).data(), 16, 80, 16, a);
+    onebit::quantize_activation_blocks(random_activation(9, 80, rng).data(), 9, 80, 16, a);
     kernel.prepare_rows(a);
     const size_t stale_size = a.row_groups.size();
     const std::vector<float> x = random_activation(9, w.K, rng);
