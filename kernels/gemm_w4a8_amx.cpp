@@ -148,7 +148,8 @@ void block_dots(const int8_t* rows, int64_t row_stride, const uint8_t* const (&u
 }
 
 // Rows [m0, m0 + 16·MT) × NP pairs' columns over every k-block, into y (+ bias): rows past M are
-// computed on zeros and not stored, nor a single tile's second copy. Each result tile is stored
+// in the tiles' dots (zeros) but take no float steps and are not stored, nor a single tile's
+// second copy. Each result tile is stored
 // and scaled while the others may still be computing.
 template <bool kZeroPoints, int MT, int NP>
 void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x, const PackedNBits& w,
@@ -159,6 +160,8 @@ void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x,
   for (int j = 0; j < NP; ++j) unpacked[j] = p[j]->unpacked;
   alignas(64) int32_t dots[kTileRows * 16];
   alignas(64) float acc[MT][NP][kTileRows * 16] = {};
+  int64_t rows_here[MT];  // rows of each row tile inside M: the float steps skip the zero padding
+  for (int i = 0; i < MT; ++i) rows_here[i] = std::min<int64_t>(kTileRows, x.M - m0 - i * kTileRows);
   // Block b's float steps for row tile i and pair j, from the result tile's dots.
   auto add_block = [&](int i, int j, int64_t b) {
     const uint8_t* tail_a = w.data.data() + p[j]->t * w.tile_stride() + b * w.block_stride() + w.weight_bytes();
@@ -174,7 +177,7 @@ void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x,
     const int32_t* sum = a.sum + b * a.padded_rows + m0 + i * kTileRows;
     const float* scale = a.scale + b * a.padded_rows + m0 + i * kTileRows;
     float* out = acc[i][j];
-    for (int r = 0; r < kTileRows; ++r) {
+    for (int64_t r = 0; r < rows_here[i]; ++r) {
       __m512i dot = _mm512_load_si512(dots + 16 * r);
       if constexpr (kZeroPoints) dot = _mm512_sub_epi32(dot, _mm512_mullo_epi32(zp, _mm512_set1_epi32(sum[r])));
       const __m512 term = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(scale[r]), w_scale), _mm512_cvtepi32_ps(dot));
@@ -205,7 +208,7 @@ void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x,
     const __mmask16 columns = static_cast<__mmask16>((1u << width) - 1);
     const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(columns, bias + n0) : _mm512_setzero_ps();
     for (int i = 0; i < MT; ++i)
-      for (int64_t r = 0; r < std::min<int64_t>(kTileRows, x.M - m0 - i * kTileRows); ++r) {
+      for (int64_t r = 0; r < rows_here[i]; ++r) {
         __m512 v = _mm512_load_ps(acc[i][j] + 16 * r);
         if (bias != nullptr) v = _mm512_add_ps(v, b);
         _mm512_mask_storeu_ps(y + (m0 + i * kTileRows + r) * y_stride + n0, columns, v);
