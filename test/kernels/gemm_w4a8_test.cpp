@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/gemm_q8.h"
 #include "kernels/gemm_w4a8_kernels.h"
 #include "test_operands.h"
 
@@ -304,6 +305,120 @@ TEST(W4A8Kernels, ThreadsSharingOneActivationEachGetTheContract) {
       for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << kernel.name << (prepared ? " (rows prepared)" : "");
     }
   }
+}
+
+// Every product at its largest, all of one sign, at block 256: |dot| = 256·127·255 (8-bit weight 255
+// and zero point 0, activations all ±1 so q = ±127), the int32 and float(dot) extremes each kernel
+// must still hold exactly; weights 0 and 15 / 255, zero points 0 and 15 / 255, symmetric weights
+// at both ends (w − 2^(bits−1) = −8 / −128 and 7 / 127). Rows 1 and 16 (AMX's one exact tile), 33.
+TEST(W4A8Kernels, ExtremeWeightsAndActivationsEqualTheContract) {
+  std::mt19937 rng(29);
+  for (int64_t bits : {4, 8})
+    for (int64_t bs : {16, 256})
+      for (uint8_t w_byte : {uint8_t{0x00}, uint8_t{0xFF}})
+        for (int zp_kind = 0; zp_kind < 3; ++zp_kind) {  // symmetric, zero points 0, zero points at the top
+          ModelWeights w = random_weights(2 * bs - 3, 21, bits, bs, rng);
+          std::fill(w.b.begin(), w.b.end(), w_byte);
+          std::fill(w.zero_points.begin(), w.zero_points.end(), zp_kind == 2 ? uint8_t{0xFF} : uint8_t{0x00});
+          const bool zp = zp_kind != 0;
+          PackedNBits packed;
+          ASSERT_EQ(onebit::pack_nbits_weights(w.view(zp), packed), "");
+          for (int64_t M : {1, 16, 33})
+            for (float sign : {1.0f, -1.0f}) {
+              std::vector<float> x(static_cast<size_t>(M * w.K), sign);
+              std::fill(x.begin() + (M - 1) * w.K, x.end(), 0.0f);  // and a zero row
+              const std::vector<float> want = reference_gemm(x, M, w, zp, w.scales.data());
+              BlockQuantizedActivation a;
+              onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
+              for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+                if (!kernel.available()) continue;
+                BlockQuantizedActivation call = a;
+                if (kernel.prepare_rows != nullptr) kernel.prepare_rows(call);
+                std::vector<float> y(static_cast<size_t>(M * w.N), NAN);
+                kernel.run(call, packed, 0, packed.tiles(), w.scales.data(), y.data(), w.N);
+                ASSERT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)
+                    << kernel.name << " bits=" << bits << " bs=" << bs << " weights 0x" << std::hex << int(w_byte)
+                    << std::dec << " zero points " << zp_kind << " M=" << M << " x=" << sign;
+              }
+            }
+        }
+}
+
+// K so long that the AMX kernel unpacks a tile range in parts (256 KiB of B tiles: 6 tiles at K
+// 4100), over ranges that start odd and parts that end in an odd tile: every column equals the
+// contract, at 16 and 17 rows.
+TEST(W4A8Kernels, LongKSplitsATileRangeIntoPartsThatEqualTheContract) {
+  std::mt19937 rng(31);
+  for (int64_t bits : {4, 8}) {
+    const bool zp = bits == 4;
+    const ModelWeights w = random_weights(4100, 8 * 11 + 3, bits, 64, rng);  // 12 tiles, the last of 3 columns
+    PackedNBits packed;
+    ASSERT_EQ(onebit::pack_nbits_weights(w.view(zp), packed), "");
+    for (int64_t M : {16, 17}) {
+      const std::vector<float> x = random_activation(M, w.K, rng);
+      const std::vector<float> want = reference_gemm(x, M, w, zp, nullptr);
+      BlockQuantizedActivation a;
+      onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
+      for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+        if (!kernel.available()) continue;
+        for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, 12}, {1, 12}, {3, 10}, {0, 9}}) {
+          std::vector<float> y(static_cast<size_t>(M * w.N), -7.0f);
+          kernel.run(a, packed, begin, end, nullptr, y.data(), w.N);
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < w.N; ++n) {
+              const float expected = n >= begin * 8 && n < end * 8 ? want[m * w.N + n] : -7.0f;
+              ASSERT_EQ(std::memcmp(&y[m * w.N + n], &expected, sizeof(float)), 0)
+                  << kernel.name << " bits=" << bits << " M=" << M << " tiles [" << begin << ", " << end << ") m=" << m
+                  << " n=" << n;
+            }
+        }
+      }
+    }
+  }
+}
+
+// The AMX kernels load their tile configuration per call (W4A8: A tiles of block bytes up to 64;
+// A8W8: a configuration of its own): threads each alternating W4A8 calls of blocks 16 and 128
+// with int8 gemm_q8 calls (the selected kernel: AMX where the CPU has it) get both contracts.
+TEST(W4A8Kernels, CallsAlternatingWithTheInt8KernelOnEachThreadEqualTheContract) {
+  std::mt19937 rng(37);
+  std::vector<ModelWeights> weights;
+  std::vector<PackedNBits> packed(2);
+  for (int64_t bs : {16, 128}) weights.push_back(random_weights(3 * bs + 5, 27, 8 - 4 * (bs == 16), bs, rng));
+  for (size_t i = 0; i < 2; ++i) ASSERT_EQ(onebit::pack_nbits_weights(weights[i].view(i == 0), packed[i]), "");
+  const int64_t q_M = 20, q_K = 70, q_N = 33;
+  const std::vector<int32_t> q_x = onebit_test::random_values(rng, q_M * q_K, onebit::QType::Int8);
+  const std::vector<int32_t> q_w = onebit_test::random_values(rng, q_K * q_N, onebit::QType::Int8);
+  const std::vector<uint8_t> q_x_bytes = onebit_test::encode(q_x, onebit::QType::Int8);
+  const std::vector<uint8_t> q_w_bytes = onebit_test::encode(q_w, onebit::QType::Int8);
+  const onebit::PackedWeights q_packed =
+      onebit::pack_weights(q_w_bytes.data(), onebit::QType::Int8, q_K, q_N, false, nullptr, 0);
+  std::vector<int32_t> q_want(static_cast<size_t>(q_M * q_N), 0);
+  for (int64_t m = 0; m < q_M; ++m)
+    for (int64_t n = 0; n < q_N; ++n)
+      for (int64_t k = 0; k < q_K; ++k) q_want[m * q_N + n] += q_x[m * q_K + k] * q_w[k * q_N + n];
+  std::vector<std::vector<float>> x, want;
+  for (size_t i = 0; i < 2; ++i) {
+    x.push_back(random_activation(19 + 14 * i, weights[i].K, rng));
+    want.push_back(reference_gemm(x[i], 19 + 14 * i, weights[i], i == 0, nullptr));
+  }
+  std::vector<int> wrong(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 30; ++i) {
+        const size_t which = static_cast<size_t>((i + t) % 2);
+        const int64_t M = static_cast<int64_t>(x[which].size()) / weights[which].K;
+        std::vector<float> y(static_cast<size_t>(M * weights[which].N));
+        onebit::gemm_w4a8(x[which].data(), M, packed[which], nullptr, y.data());
+        wrong[t] += std::memcmp(y.data(), want[which].data(), y.size() * sizeof(float)) != 0;
+        std::vector<int32_t> acc(static_cast<size_t>(q_M * q_N));
+        onebit::gemm_q8_host({q_x_bytes.data(), onebit::QType::Int8, 0, q_M}, q_packed, acc.data());
+        wrong[t] += acc != q_want;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(2, 0)) << onebit::selected_w4a8_kernel().name;
 }
 
 TEST(W4A8Kernels, QuantizingAgainDropsTheRowsPreparedForTheLastCall) {
