@@ -80,35 +80,28 @@ void unpack_pair_block(const PackedNBits& w, int64_t t_a, int64_t t_b, int64_t b
   }
 }
 
-// The activations as whole tiles of 16 rows: x's own rows when M is a multiple of 16, else a copy
-// padded with zero rows (no tile load reads past the matrix); with each block's −zp·Σq factor (Σq)
-// and scale in block-major order, 16 rows side by side.
+// The activations as tiles of 16 rows: x's own rows for each whole tile, and for a last partial
+// one (M not a multiple of 16) a copy of its rows padded with zero rows, so no tile load reads
+// past the matrix. Only those few rows are copied, not the matrix, once per call of the kernel
+// (each of a call's tasks).
 struct TileActivation {
   const int8_t* q;
-  const int32_t* sum;  // k_blocks × padded M
-  const float* scale;  // k_blocks × padded M
-  int64_t padded_rows;
+  int64_t whole_rows;  // rows in whole tiles
+  const int8_t* last;  // the partial tile: 16 rows, those past M zero
+
+  const int8_t* row_tile(const BlockQuantizedActivation& x, int64_t m0) const {
+    return m0 < whole_rows ? q + m0 * x.row_stride() : last;
+  }
 };
 
 TileActivation tile_activation(const BlockQuantizedActivation& x) {
-  thread_local std::vector<int8_t> padded;
-  thread_local std::vector<int32_t> sums;
-  thread_local std::vector<float> scales;
-  const int64_t rows = (x.M + kTileRows - 1) / kTileRows * kTileRows, k_blocks = x.k_blocks();
-  const int8_t* q = x.q.data();
-  if (rows != x.M) {
-    padded.assign(static_cast<size_t>(rows * x.row_stride()), 0);
-    std::copy(x.q.begin(), x.q.end(), padded.begin());
-    q = padded.data();
+  thread_local std::vector<int8_t> last;
+  const int64_t whole_rows = x.M / kTileRows * kTileRows;
+  if (whole_rows != x.M) {
+    last.assign(static_cast<size_t>(kTileRows * x.row_stride()), 0);
+    std::copy(x.q.begin() + whole_rows * x.row_stride(), x.q.end(), last.begin());
   }
-  sums.assign(static_cast<size_t>(k_blocks * rows), 0);
-  scales.assign(static_cast<size_t>(k_blocks * rows), 0.0f);
-  for (int64_t m = 0; m < x.M; ++m)
-    for (int64_t b = 0; b < k_blocks; ++b) {
-      sums[static_cast<size_t>(b * rows + m)] = x.sum[static_cast<size_t>(m * k_blocks + b)];
-      scales[static_cast<size_t>(b * rows + m)] = x.scale[static_cast<size_t>(m * k_blocks + b)];
-    }
-  return {q, sums.data(), scales.data(), rows};
+  return {x.q.data(), whole_rows, last.data()};
 }
 
 // Tiles t and t + 1 (or t twice, `single`), the tiles of the pair at `unpacked`.
@@ -122,15 +115,16 @@ struct Pair {
 // into result tiles 0, 3 (row tile 0) and 4, 5 (row tile 1): up to four independent TDPs in
 // flight. (The tile intrinsics take literal tile numbers.)
 template <bool kZeroPoints, int MT, int NP>
-void block_dots(const int8_t* rows, int64_t row_stride, const uint8_t* const (&unpacked)[NP], int64_t b, int64_t bs) {
+void block_dots(const int8_t* const (&rows)[MT], int64_t row_stride, const uint8_t* const (&unpacked)[NP], int64_t b,
+                int64_t bs) {
   const int64_t depth = std::min(bs, kMaxDepth);
   _tile_zero(0);
   if constexpr (NP > 1) _tile_zero(3);
   if constexpr (MT > 1) _tile_zero(4);
   if constexpr (MT > 1 && NP > 1) _tile_zero(5);
   for (int64_t s = 0; s < bs; s += depth) {
-    _tile_loadd(1, rows + b * bs + s, row_stride);
-    if constexpr (MT > 1) _tile_loadd(6, rows + kTileRows * row_stride + b * bs + s, row_stride);
+    _tile_loadd(1, rows[0] + b * bs + s, row_stride);
+    if constexpr (MT > 1) _tile_loadd(6, rows[MT - 1] + b * bs + s, row_stride);
     _tile_loadd(2, unpacked[0] + (b * bs + s) / 4 * kPairBytes, kPairBytes);
     if constexpr (NP > 1) _tile_loadd(7, unpacked[NP - 1] + (b * bs + s) / 4 * kPairBytes, kPairBytes);
     if constexpr (kZeroPoints) {  // unsigned weights
@@ -155,7 +149,8 @@ template <bool kZeroPoints, int MT, int NP>
 void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x, const PackedNBits& w,
                      const Pair* const (&p)[NP], int64_t m0, const float* bias, float* y, int64_t y_stride) {
   const int64_t k_blocks = w.k_blocks(), bs = w.block_size;
-  const int8_t* rows = a.q + m0 * x.row_stride();
+  const int8_t* rows[MT];
+  for (int i = 0; i < MT; ++i) rows[i] = a.row_tile(x, m0 + i * kTileRows);
   const uint8_t* unpacked[NP];
   for (int j = 0; j < NP; ++j) unpacked[j] = p[j]->unpacked;
   alignas(64) int32_t dots[kTileRows * 16];
@@ -174,13 +169,15 @@ void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x,
       std::memcpy(&zb, tail_b + kW4A8TileN * sizeof(float), sizeof(zb));
       zp = _mm512_cvtepu8_epi32(_mm_set_epi64x(zb, za));
     }
-    const int32_t* sum = a.sum + b * a.padded_rows + m0 + i * kTileRows;
-    const float* scale = a.scale + b * a.padded_rows + m0 + i * kTileRows;
+    const int32_t* sum = x.sum.data() + (m0 + i * kTileRows) * k_blocks + b;  // row r at r · k_blocks
+    const float* scale = x.scale.data() + (m0 + i * kTileRows) * k_blocks + b;
     float* out = acc[i][j];
     for (int64_t r = 0; r < rows_here[i]; ++r) {
       __m512i dot = _mm512_load_si512(dots + 16 * r);
-      if constexpr (kZeroPoints) dot = _mm512_sub_epi32(dot, _mm512_mullo_epi32(zp, _mm512_set1_epi32(sum[r])));
-      const __m512 term = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(scale[r]), w_scale), _mm512_cvtepi32_ps(dot));
+      if constexpr (kZeroPoints)
+        dot = _mm512_sub_epi32(dot, _mm512_mullo_epi32(zp, _mm512_set1_epi32(sum[r * k_blocks])));
+      const __m512 term =
+          _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(scale[r * k_blocks]), w_scale), _mm512_cvtepi32_ps(dot));
       _mm512_store_ps(out + 16 * r, _mm512_add_ps(_mm512_load_ps(out + 16 * r), term));
     }
   };
