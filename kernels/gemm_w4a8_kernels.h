@@ -22,7 +22,7 @@ void gemm_w4a8_tiles_avxvnni(const BlockQuantizedActivation& x, const PackedNBit
 void gemm_w4a8_tiles_avx512vnni(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin,
                                 int64_t tile_end, const float* bias, float* y, int64_t y_stride);
 void prepare_w4a8_rows_avx512vnni(BlockQuantizedActivation& x);
-// AMX-INT8, from 16 rows (fewer: the AVX-512 VNNI kernel).
+// AMX-INT8, from 48 rows (fewer: the AVX-512 VNNI kernel).
 void gemm_w4a8_tiles_amx(const BlockQuantizedActivation& x, const PackedNBits& w, int64_t tile_begin, int64_t tile_end,
                          const float* bias, float* y, int64_t y_stride);
 void prepare_w4a8_rows_amx(BlockQuantizedActivation& x);

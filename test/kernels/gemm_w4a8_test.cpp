@@ -136,7 +136,7 @@ TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(s.zero_points), packed), "");
   std::vector<float> bias(static_cast<size_t>(s.N));
   for (auto& v : bias) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-  for (int64_t M : {1, 2, 3, 4, 7, 8, 9, 17, 32, 40}) {
+  for (int64_t M : {1, 2, 3, 4, 7, 8, 9, 17, 32, 40, 48, 63}) {
     const std::vector<float> x = random_activation(M, s.K, rng);
     BlockQuantizedActivation a;
     onebit::quantize_activation_blocks(x.data(), M, s.K, s.block_size, a);
@@ -168,7 +168,7 @@ TEST(W4A8Kernels, ATileRangeWritesOnlyItsColumns) {
   const ModelWeights w = random_weights(96, 29, 4, 32, rng);
   PackedNBits packed;
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
-  for (int64_t M : {1, 5, 11, 21}) {
+  for (int64_t M : {1, 5, 11, 21, 50}) {
     const std::vector<float> x = random_activation(M, w.K, rng);
     const std::vector<float> want = reference_gemm(x, M, w, true, nullptr);
     BlockQuantizedActivation a;
@@ -310,7 +310,7 @@ TEST(W4A8Kernels, ThreadsSharingOneActivationEachGetTheContract) {
 // Every product at its largest, all of one sign, at block 256: |dot| = 256·127·255 (8-bit weight 255
 // and zero point 0, activations all ±1 so q = ±127), the int32 and float(dot) extremes each kernel
 // must still hold exactly; weights 0 and 15 / 255, zero points 0 and 15 / 255, symmetric weights
-// at both ends (w − 2^(bits−1) = −8 / −128 and 7 / 127). Rows 1 and 16 (AMX's one exact tile), 33.
+// at both ends (w − 2^(bits−1) = −8 / −128 and 7 / 127). Rows 1, 16, 33 and 49 (AMX from 48).
 TEST(W4A8Kernels, ExtremeWeightsAndActivationsEqualTheContract) {
   std::mt19937 rng(29);
   for (int64_t bits : {4, 8})
@@ -323,7 +323,7 @@ TEST(W4A8Kernels, ExtremeWeightsAndActivationsEqualTheContract) {
           const bool zp = zp_kind != 0;
           PackedNBits packed;
           ASSERT_EQ(onebit::pack_nbits_weights(w.view(zp), packed), "");
-          for (int64_t M : {1, 16, 33})
+          for (int64_t M : {1, 16, 33, 49})
             for (float sign : {1.0f, -1.0f}) {
               std::vector<float> x(static_cast<size_t>(M * w.K), sign);
               std::fill(x.begin() + (M - 1) * w.K, x.end(), 0.0f);  // and a zero row
@@ -354,7 +354,7 @@ TEST(W4A8Kernels, LongKSplitsATileRangeIntoPartsThatEqualTheContract) {
     const ModelWeights w = random_weights(4100, 8 * 11 + 3, bits, 64, rng);  // 12 tiles, the last of 3 columns
     PackedNBits packed;
     ASSERT_EQ(onebit::pack_nbits_weights(w.view(zp), packed), "");
-    for (int64_t M : {16, 17}) {
+    for (int64_t M : {16, 49}) {
       const std::vector<float> x = random_activation(M, w.K, rng);
       const std::vector<float> want = reference_gemm(x, M, w, zp, nullptr);
       BlockQuantizedActivation a;
@@ -399,8 +399,8 @@ TEST(W4A8Kernels, CallsAlternatingWithTheInt8KernelOnEachThreadEqualTheContract)
       for (int64_t k = 0; k < q_K; ++k) q_want[m * q_N + n] += q_x[m * q_K + k] * q_w[k * q_N + n];
   std::vector<std::vector<float>> x, want;
   for (size_t i = 0; i < 2; ++i) {
-    x.push_back(random_activation(19 + 14 * i, weights[i].K, rng));
-    want.push_back(reference_gemm(x[i], 19 + 14 * i, weights[i], i == 0, nullptr));
+    x.push_back(random_activation(49 + 14 * i, weights[i].K, rng));  // AMX from 48 rows
+    want.push_back(reference_gemm(x[i], 49 + 14 * i, weights[i], i == 0, nullptr));
   }
   std::vector<int> wrong(2, 0);
   std::vector<std::thread> threads;
