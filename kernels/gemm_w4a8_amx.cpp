@@ -148,8 +148,7 @@ void block_dots(const int8_t* const (&rows)[MT], int64_t row_stride, const uint8
 
 // Rows [m0, m0 + 16·MT) × NP pairs' columns over every k-block, into y (+ bias): rows past M are
 // in the tiles' dots (zeros) but take no float steps and are not stored, nor a single tile's
-// second copy. Each result tile is stored
-// and scaled while the others may still be computing.
+// second copy. Each result tile is stored and scaled while the others may still be computing.
 template <bool kZeroPoints, int MT, int NP>
 void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x, const PackedNBits& w,
                      const Pair* const (&p)[NP], int64_t m0, const float* bias, float* y, int64_t y_stride) {
