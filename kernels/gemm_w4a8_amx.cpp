@@ -16,7 +16,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "kernels/gemm_w4a8_kernels.h"
@@ -25,6 +24,7 @@
 #pragma GCC target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")
 
 #include "kernels/amx_tile_config.h"
+#include "kernels/gemm_w4a8_zmm.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in gemm_q8_avx512vnni.cpp
@@ -58,11 +58,6 @@ void configure_tiles(int64_t depth) {
   load_tile_config(config);
 }
 
-inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-}
-
 // Block b of tiles ta and tb as B rows (block_size / 4 of 64 bytes) at out: unsigned weights, or,
 // without zero points, signed w − 2^(bits−1) (the symmetric zero point taken out here, once, so
 // the dot needs no correction per row).
@@ -74,11 +69,11 @@ void unpack_pair_block(const PackedNBits& w, int64_t t_a, int64_t t_b, int64_t b
     _mm512_storeu_si512(out + row * kPairBytes, _mm512_sub_epi8(v, zero_point));
   };
   if (w.bits == 4) {
-    const __m512i low = _mm512_set1_epi8(0x0F);
     for (int64_t u = 0; u < w.block_size / 8; ++u) {  // a 32-byte unit: 8 k of 8 columns
-      const __m512i v = load_pair(ta + 32 * u, tb + 32 * u);
-      store(2 * u, _mm512_and_si512(v, low));
-      store(2 * u + 1, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+      __m512i lo, hi;
+      split_nibbles(load_pair(ta + 32 * u, tb + 32 * u), lo, hi);
+      store(2 * u, lo);
+      store(2 * u + 1, hi);
     }
   } else {
     for (int64_t u = 0; u < w.block_size / 4; ++u) store(u, load_pair(ta + 32 * u, tb + 32 * u));
@@ -165,14 +160,9 @@ void row_tiles_pairs(const TileActivation& a, const BlockQuantizedActivation& x,
   auto add_block = [&](int i, int j, int64_t b) {
     const uint8_t* tail_a = w.data.data() + p[j]->t * w.tile_stride() + b * w.block_stride() + w.weight_bytes();
     const uint8_t* tail_b = p[j]->single ? tail_a : tail_a + w.tile_stride();
-    const __m512 w_scale = _mm512_castsi512_ps(load_pair(tail_a, tail_b));
+    const __m512 w_scale = pair_scales(tail_a, tail_b);
     __m512i zp;
-    if constexpr (kZeroPoints) {
-      int64_t za, zb;
-      std::memcpy(&za, tail_a + kW4A8TileN * sizeof(float), sizeof(za));
-      std::memcpy(&zb, tail_b + kW4A8TileN * sizeof(float), sizeof(zb));
-      zp = _mm512_cvtepu8_epi32(_mm_set_epi64x(zb, za));
-    }
+    if constexpr (kZeroPoints) zp = pair_zero_points(tail_a, tail_b);
     const int32_t* sum = x.sum.data() + (m0 + i * kTileRows) * k_blocks + b;  // row r at r · k_blocks
     const float* scale = x.scale.data() + (m0 + i * kTileRows) * k_blocks + b;
     float* out = acc[i][j];

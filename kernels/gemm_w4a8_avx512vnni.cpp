@@ -23,6 +23,7 @@
 
 #include "kernels/gemm_w4a8_vnni_dot.h"
 #include "kernels/gemm_w4a8_ymm.h"
+#include "kernels/gemm_w4a8_zmm.h"
 
 namespace onebit {
 
@@ -33,11 +34,6 @@ using Ymm = VnniDot</*kEvex=*/true>;
 // Rows a zmm pass keeps in registers: 8 int32 block dots and 8 float sums with 4 weight registers
 // fit the 32 zmm registers (measured: 6 rows, or 4 rows over four tiles, ran slower).
 constexpr int kZmmRows = 8;
-
-// The same bytes of two tiles, side by side: lanes 0-7 tile a's columns, 8-15 tile b's.
-inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(load(a)), load(b), 1);
-}
 
 // Written out for the reason VnniDot's is (GCC copies the accumulator around the intrinsic).
 inline __m512i dpbusd(__m512i acc, __m512i u, __m512i s) {
@@ -115,18 +111,13 @@ const int32_t* row_groups(const BlockQuantizedActivation& x, const RowGroups& gr
 // on): adds the int32 dots to dot[r].
 template <int kBits, int MR>
 inline void chunk_pair(const uint8_t* a, const uint8_t* b, const int32_t* x, __m512i (&dot)[MR]) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  auto nibbles = [&](const __m512i u, __m512i& lo, __m512i& hi) {
-    lo = _mm512_and_si512(u, low);
-    hi = _mm512_and_si512(_mm512_srli_epi16(u, 4), low);
-  };
   auto quads = [&](int r, __m512i(&xq)[4]) {
     for (int j = 0; j < 4; ++j) xq[j] = _mm512_set1_epi32(x[j * kZmmRows + r]);
   };
   if constexpr (kBits == 4) {
     __m512i q[4];
-    nibbles(load_pair(a, b), q[0], q[1]);
-    nibbles(load_pair(a + 32, b + 32), q[2], q[3]);
+    split_nibbles(load_pair(a, b), q[0], q[1]);
+    split_nibbles(load_pair(a + 32, b + 32), q[2], q[3]);
     for (int r = 0; r < MR; ++r) {
       __m512i xq[4];
       quads(r, xq);
@@ -134,7 +125,7 @@ inline void chunk_pair(const uint8_t* a, const uint8_t* b, const int32_t* x, __m
     }
   } else {
     __m512i lo[4], hi[4];
-    for (int j = 0; j < 4; ++j) nibbles(load_pair(a + 32 * j, b + 32 * j), lo[j], hi[j]);
+    for (int j = 0; j < 4; ++j) split_nibbles(load_pair(a + 32 * j, b + 32 * j), lo[j], hi[j]);
     for (int r = 0; r < MR; ++r) {
       __m512i xq[4];
       quads(r, xq);
@@ -162,10 +153,7 @@ void pair_rows(const RowGroup& g, const PackedNBits& w, int64_t t, int64_t m0, c
     // Each row's dot starts at minus its zero-point term: the same integer as subtracting it after.
     __m512i dot[MR];
     if constexpr (kZeroPoints) {
-      int64_t za, zb;
-      std::memcpy(&za, tail_a + kW4A8TileN * sizeof(float), sizeof(za));
-      std::memcpy(&zb, tail_b + kW4A8TileN * sizeof(float), sizeof(zb));
-      const __m512i zp = _mm512_cvtepu8_epi32(_mm_set_epi64x(zb, za));
+      const __m512i zp = pair_zero_points(tail_a, tail_b);
       for (int r = 0; r < MR; ++r) dot[r] = _mm512_mullo_epi32(zp, _mm512_set1_epi32(minus_sum[r]));
     } else {
       for (int r = 0; r < MR; ++r) dot[r] = _mm512_set1_epi32(minus_sum[r] * (1 << (kBits - 1)));
@@ -174,7 +162,7 @@ void pair_rows(const RowGroup& g, const PackedNBits& w, int64_t t, int64_t m0, c
     for (int64_t c = 0; c < bs / 16; ++c)
       chunk_pair<kBits, MR>(ta + b * stride + c * chunk_bytes, tb + b * stride + c * chunk_bytes, x + c * 4 * kZmmRows,
                             dot);
-    const __m512 w_scale = _mm512_castsi512_ps(load_pair(tail_a, tail_b));
+    const __m512 w_scale = pair_scales(tail_a, tail_b);
     for (int r = 0; r < MR; ++r) {
       const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(g.scales[b * kZmmRows + r]), w_scale);
       acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(scale, _mm512_cvtepi32_ps(dot[r])));

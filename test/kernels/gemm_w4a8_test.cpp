@@ -60,6 +60,29 @@ std::vector<float> random_activation(int64_t M, int64_t K, std::mt19937& rng) {
   return x;
 }
 
+// One kernel as a test calls it, on its own copy of a call's activation: as the engine calls it
+// (rows prepared once, where the kernel prepares rows) or without the preparation.
+struct KernelCall {
+  const onebit::W4A8Kernel* kernel;
+  bool prepared;
+  BlockQuantizedActivation a;
+
+  std::string name() const { return std::string(kernel->name) + (prepared ? " (rows prepared)" : ""); }
+};
+
+// Every kernel this CPU runs on a, unprepared and (where the kernel prepares rows) prepared.
+std::vector<KernelCall> kernel_calls(const BlockQuantizedActivation& a) {
+  std::vector<KernelCall> calls;
+  for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
+    if (!kernel.available()) continue;
+    calls.push_back({&kernel, false, a});
+    if (kernel.prepare_rows == nullptr) continue;
+    calls.push_back({&kernel, true, a});
+    kernel.prepare_rows(calls.back().a);
+  }
+  return calls;
+}
+
 // The contract of gemm_w4a8.h, step by step.
 struct ReferenceQuantized {
   std::vector<int32_t> q;    // M × K
@@ -142,20 +165,13 @@ TEST_P(W4A8Kernels, EveryKernelEqualsTheContractBitForBit) {
     onebit::quantize_activation_blocks(x.data(), M, s.K, s.block_size, a);
     for (const float* b : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())}) {
       const std::vector<float> want = reference_gemm(x, M, w, s.zero_points, b);
-      for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
-        if (!kernel.available()) continue;
-        // Each kernel as the engine calls it (rows prepared once) and without the preparation.
-        for (bool prepared : {false, true}) {
-          if (prepared && kernel.prepare_rows == nullptr) continue;
-          BlockQuantizedActivation call = a;
-          if (prepared) kernel.prepare_rows(call);
-          std::vector<float> y(static_cast<size_t>(M * s.N), NAN);
-          kernel.run(call, packed, 0, packed.tiles(), b, y.data(), s.N);
-          for (size_t i = 0; i < y.size(); ++i)
-            ASSERT_EQ(std::memcmp(&y[i], &want[i], sizeof(float)), 0)
-                << kernel.name << (prepared ? " (rows prepared)" : "") << " M=" << M << " output " << i << ": " << y[i]
-                << " vs " << want[i] << (b ? " with bias" : "");
-        }
+      for (const KernelCall& call : kernel_calls(a)) {
+        std::vector<float> y(static_cast<size_t>(M * s.N), NAN);
+        call.kernel->run(call.a, packed, 0, packed.tiles(), b, y.data(), s.N);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(std::memcmp(&y[i], &want[i], sizeof(float)), 0)
+              << call.name() << " M=" << M << " output " << i << ": " << y[i] << " vs " << want[i]
+              << (b ? " with bias" : "");
       }
     }
   }
@@ -214,24 +230,18 @@ TEST(W4A8Kernels, EveryRowCountAndTileRangeEqualsTheContract) {
       const std::vector<float> want = reference_gemm(x, M, w, zp, bias.data());
       BlockQuantizedActivation a;
       onebit::quantize_activation_blocks(x.data(), M, w.K, w.block_size, a);
-      for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
-        if (!kernel.available()) continue;
-        for (bool prepared : {false, true}) {
-          if (prepared && kernel.prepare_rows == nullptr) continue;
-          BlockQuantizedActivation call = a;
-          if (prepared) kernel.prepare_rows(call);
-          for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{
-                   {0, 6}, {1, 6}, {1, 4}, {3, 4}, {5, 6}, {2, 2}, {0, 1}, {3, 6}}) {
-            std::vector<float> y(static_cast<size_t>(M * y_stride + 8), guard);
-            kernel.run(call, packed, begin, end, bias.data(), y.data(), y_stride);
-            for (size_t i = 0; i < y.size(); ++i) {
-              const int64_t m = static_cast<int64_t>(i) / y_stride, n = static_cast<int64_t>(i) % y_stride;
-              const bool inside = m < M && n < w.N && n >= begin * 8 && n < end * 8;
-              const float expected = inside ? want[static_cast<size_t>(m * w.N + n)] : guard;
-              ASSERT_EQ(std::memcmp(&y[i], &expected, sizeof(float)), 0)
-                  << kernel.name << (prepared ? " (rows prepared)" : "") << " bits=" << bits << " M=" << M << " tiles ["
-                  << begin << ", " << end << ") m=" << m << " n=" << n << ": " << y[i] << " vs " << expected;
-            }
+      for (const KernelCall& call : kernel_calls(a)) {
+        for (const auto& [begin, end] :
+             std::vector<std::pair<int64_t, int64_t>>{{0, 6}, {1, 6}, {1, 4}, {3, 4}, {5, 6}, {2, 2}, {0, 1}, {3, 6}}) {
+          std::vector<float> y(static_cast<size_t>(M * y_stride + 8), guard);
+          call.kernel->run(call.a, packed, begin, end, bias.data(), y.data(), y_stride);
+          for (size_t i = 0; i < y.size(); ++i) {
+            const int64_t m = static_cast<int64_t>(i) / y_stride, n = static_cast<int64_t>(i) % y_stride;
+            const bool inside = m < M && n < w.N && n >= begin * 8 && n < end * 8;
+            const float expected = inside ? want[static_cast<size_t>(m * w.N + n)] : guard;
+            ASSERT_EQ(std::memcmp(&y[i], &expected, sizeof(float)), 0)
+                << call.name() << " bits=" << bits << " M=" << M << " tiles [" << begin << ", " << end << ") m=" << m
+                << " n=" << n << ": " << y[i] << " vs " << expected;
           }
         }
       }
@@ -272,38 +282,33 @@ TEST(W4A8Kernels, ThreadsSharingOneActivationEachGetTheContract) {
   ASSERT_EQ(onebit::pack_nbits_weights(w.view(true), packed), "");
   const std::vector<float> x = random_activation(37, w.K, rng);
   const std::vector<float> want = reference_gemm(x, 37, w, true, nullptr);
-  for (const onebit::W4A8Kernel& kernel : onebit::w4a8_kernels()) {
-    if (!kernel.available()) continue;
-    for (bool prepared : {false, true}) {
-      if (prepared && kernel.prepare_rows == nullptr) continue;
-      BlockQuantizedActivation a;
-      onebit::quantize_activation_blocks(x.data(), 37, w.K, w.block_size, a);
-      if (prepared) kernel.prepare_rows(a);
-      std::vector<int> wrong(4, 0);
-      std::vector<std::thread> threads;
-      for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-          std::mt19937 own(static_cast<uint32_t>(t));
-          for (int i = 0; i < 40; ++i) {
-            const int64_t begin = own() % 8, end = begin + own() % (9 - begin);
-            std::vector<float> y(static_cast<size_t>(37 * w.N), NAN);
-            kernel.run(a, packed, begin, end, nullptr, y.data(), w.N);
-            for (int64_t m = 0; m < 37; ++m)
-              for (int64_t n = begin * 8; n < std::min(w.N, end * 8); ++n)
-                wrong[t] += std::memcmp(&y[m * w.N + n], &want[m * w.N + n], sizeof(float)) != 0;
-            // Another shape on this thread between the shared calls.
-            const int64_t rows = 2 + own() % 12;
-            const std::vector<float> other = random_activation(rows, w.K, own);
-            BlockQuantizedActivation b;
-            onebit::quantize_activation_blocks(other.data(), rows, w.K, w.block_size, b);
-            std::vector<float> z(static_cast<size_t>(rows * w.N));
-            kernel.run(b, packed, 0, packed.tiles(), nullptr, z.data(), w.N);
-            wrong[t] += z != reference_gemm(other, rows, w, true, nullptr);
-          }
-        });
-      for (std::thread& t : threads) t.join();
-      for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << kernel.name << (prepared ? " (rows prepared)" : "");
-    }
+  BlockQuantizedActivation shared;
+  onebit::quantize_activation_blocks(x.data(), 37, w.K, w.block_size, shared);
+  for (const KernelCall& call : kernel_calls(shared)) {
+    std::vector<int> wrong(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        std::mt19937 own(static_cast<uint32_t>(t));
+        for (int i = 0; i < 40; ++i) {
+          const int64_t begin = own() % 8, end = begin + own() % (9 - begin);
+          std::vector<float> y(static_cast<size_t>(37 * w.N), NAN);
+          call.kernel->run(call.a, packed, begin, end, nullptr, y.data(), w.N);
+          for (int64_t m = 0; m < 37; ++m)
+            for (int64_t n = begin * 8; n < std::min(w.N, end * 8); ++n)
+              wrong[t] += std::memcmp(&y[m * w.N + n], &want[m * w.N + n], sizeof(float)) != 0;
+          // Another shape on this thread between the shared calls.
+          const int64_t rows = 2 + own() % 12;
+          const std::vector<float> other = random_activation(rows, w.K, own);
+          BlockQuantizedActivation b;
+          onebit::quantize_activation_blocks(other.data(), rows, w.K, w.block_size, b);
+          std::vector<float> z(static_cast<size_t>(rows * w.N));
+          call.kernel->run(b, packed, 0, packed.tiles(), nullptr, z.data(), w.N);
+          wrong[t] += z != reference_gemm(other, rows, w, true, nullptr);
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << call.name();
   }
 }
 
