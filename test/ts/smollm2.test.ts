@@ -103,6 +103,13 @@ describe('onebit-run --model smollm2', () => {
       passages.reduce((s, p) => s + p.meanKl[arm] * (p.tokens - 1), 0) / (tokens - passages.length);
     expect(comparisons[0].meanKl).toBeCloseTo(pooled('onebit'), 12);
     expect(comparisons[1].meanKl).toBeCloseTo(pooled('ortQdq'), 12);
+    // The top-1 split accounts for the whole gap between the two arms' top-1 against fp32.
+    const right = (c: (typeof comparisons)[number]) => Math.round(c.top1 * c.positions);
+    const { onebitOnly, ortQdqOnly, pValue } = report.quality.top1Split;
+    expect(onebitOnly - ortQdqOnly).toBe(right(comparisons[0]) - right(comparisons[1]));
+    expect(onebitOnly + ortQdqOnly).toBeLessThanOrEqual(comparisons[0].positions);
+    expect(pValue).toBeGreaterThan(0);
+    expect(pValue).toBeLessThanOrEqual(1);
     expectQualityAgainstOrt(report);
   });
 

@@ -28,6 +28,7 @@ export interface Report {
     tokens: number;
     passages: { tokens: number; meanKl: { onebit: number; ortQdq: number } }[];
     comparisons: Comparison[];
+    top1Split: { onebitOnly: number; ortQdqOnly: number; pValue: number };
   };
   counters: { groupRuns: number; groups: number };
   ortInt8: { exact: boolean; wrongOutputs: number; outputs: number };

@@ -10,6 +10,7 @@ import type { ChatTokenizer } from '../llm/chat_tokenizer.js';
 import { KvDecoder } from '../llm/kv_decoder.js';
 import type { Smollm2Files } from '../model/smollm2.js';
 import { ARM_NAMES, ComparisonTally, type ArmName, type Comparison } from './comparison.js';
+import { Top1SplitTally } from './top1_split.js';
 
 /** The cached evaluation.txt holds its passages separated by a form feed on its own line. */
 export function evaluationPassages(text: string): string[] {
@@ -32,6 +33,11 @@ export interface QualityReport {
   passages: PassageQuality[];
   /** onebit vs fp32, ORT QDQ vs fp32, onebit vs ORT QDQ: pooled over every passage's positions. */
   comparisons: Comparison[];
+  /**
+   * Pooled positions where exactly one of onebit and ORT QDQ picks fp32's top-1 token, and the
+   * two-sided sign test of that split: whether a top-1 gap between them is more than rounding.
+   */
+  top1Split: { onebitOnly: number; ortQdqOnly: number; pValue: number };
 }
 
 /** Runs the passages, one arm at a time: a session holds one passage's activations at most. */
@@ -53,7 +59,13 @@ export async function measureQuality(
     new ComparisonTally('ortFp32', 'ortQdq'),
     new ComparisonTally('ortQdq', 'onebit'),
   ];
-  const report: QualityReport = { tokens: 0, passages: [], comparisons: [] };
+  const split = new Top1SplitTally();
+  const report: QualityReport = {
+    tokens: 0,
+    passages: [],
+    comparisons: [],
+    top1Split: { onebitOnly: 0, ortQdqOnly: 0, pValue: 1 },
+  };
   for (const [index, passage] of passages.entries()) {
     const ids = tokenizer.encode(passage);
     if (ids.length < 2)
@@ -75,9 +87,12 @@ export async function measureQuality(
       }
     }
     const [onebit, ortQdq] = tallies.map((t) => t.add(rows[t.reference]!, rows[t.candidate]!, vocab));
+    split.add(rows.ortFp32!, rows.onebit!, rows.ortQdq!, vocab);
     report.tokens += ids.length;
     report.passages.push({ tokens: ids.length, meanKl: { onebit, ortQdq } });
   }
   report.comparisons = tallies.map((t) => t.result());
+  const { firstOnly, secondOnly, pValue } = split.result();
+  report.top1Split = { onebitOnly: firstOnly, ortQdqOnly: secondOnly, pValue };
   return report;
 }
