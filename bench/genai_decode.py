@@ -7,7 +7,8 @@ these models come from; every arm once a round, rounds interleaved.
 usage: python bench/genai_decode.py [--rounds 5] [--tokens 64] [--prompt-tokens 64] [--threads 1]
                                     [--layers N] [--no-onebit-run] [--llama-cpp] [--lib PATH]
 
-Prints one JSON line a measurement, then median and min-max per arm. Decode tokens/s: genai's
+Prints one JSON line a measurement, then median and min-max per arm, and the EP int4's ratios to
+llama.cpp, ORT int4 and the EP's A8W8 within each round (median and min-max over the rounds). Decode tokens/s: genai's
 first generate_next_token only picks from the prompt's logits, so the decode time runs from it to
 the last token and counts tokens - 1 model calls; a minimum length keeps every arm to --tokens.
 The prompt is --prompt-tokens tokens, the chat template around the start of the evaluation text,
@@ -38,6 +39,14 @@ import gguf_llama  # noqa: E402
 import tokenizer_json  # noqa: E402
 
 EP_NAME = "OnebitExecutionProvider"
+# The EP's int4 decode over these, round by round (arms minutes apart drift less than whole runs do);
+# pairs whose arms a run leaves out are skipped.
+PAIRED = [
+    ("genai onebit EP:int4", "llama.cpp:q4_1"),
+    ("genai onebit EP:int4", "genai ORT CPU EP:int4"),
+    ("genai onebit EP:int4", "genai onebit EP:a8w8"),
+    ("onebit-run onebit:int4", "llama.cpp:q4_1"),
+]
 
 
 def prompt_ids(folder: pathlib.Path, manifest: dict, count: int) -> list[int]:
@@ -163,16 +172,27 @@ def main() -> int:
         arms.append(("llama.cpp:q4_1", lambda: llama_cpp(folder, manifest, args)))
     runs = [("onebit-run", lambda weights=weights: onebit_run(weights, args)) for weights in ("a8w8", "int4")]
     seen: dict[str, list[float]] = {}
+    paired: dict[tuple[str, str], list[float]] = {}
     for round_ in range(1, args.rounds + 1):
+        this_round: dict[str, float] = {}
         for name, measure in arms + ([] if args.no_onebit_run else runs):
             results = measure()
             for result in results if isinstance(results, list) else [dict(results, arm=name)]:
                 print(json.dumps({"round": round_, **result}), flush=True)
                 seen.setdefault(result["arm"], []).append(result["decode"])
+                this_round[result["arm"]] = result["decode"]
+        for pair in PAIRED:
+            if all(arm in this_round for arm in pair):
+                paired.setdefault(pair, []).append(this_round[pair[0]] / this_round[pair[1]])
     for arm, values in seen.items():
         print(
             f"{arm:34s} decode tok/s median {statistics.median(values):7.1f}  "
             f"({min(values):.1f}-{max(values):.1f}, {len(values)} runs)"
+        )
+    for (arm, other), ratios in paired.items():
+        print(
+            f"{arm} / {other}: per round median {statistics.median(ratios):.2f}  "
+            f"({min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} rounds)"
         )
     return 0
 

@@ -2,7 +2,8 @@
 // SmolLM2 decode speed, every arm in one interleaved run: onebit-run with the int4 MatMulNBits model
 // (onebit EP, ORT's CPU EP on the same model, ORT fp32), onebit-run with the A8W8 model (onebit EP,
 // ORT's CPU EP) and llama.cpp on the Q4_1 GGUF those models come from; per thread count, rounds
-// alternate the three runs. Prints one JSON line a run, then median and min–max per arm.
+// alternate the three runs. Prints one JSON line a run, then median and min–max per arm, and the EP
+// int4's ratio to llama.cpp, to ORT int4 and to the EP's A8W8 within each round.
 //   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64]
 // Needs npm run build:ts, the built models (onebit-run builds them) and npm ci --prefix bench/llama_cpp.
 import { execFileSync } from 'node:child_process';
@@ -85,24 +86,34 @@ function llamaCpp(threads) {
 
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)], min: s[0], max: s.at(-1), n: s.length };
+  const mid = s.length >> 1;
+  return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s.at(-1), n: s.length };
 };
+const range = (s, digits, unit) =>
+  `${s.median.toFixed(digits)}  (${s.min.toFixed(digits)}–${s.max.toFixed(digits)}, ${s.n} ${unit})`;
+
+// EP int4 over each of these, round by round: arms a minute apart drift less than whole runs do.
+const PAIRED = ['llama.cpp:q4_1', 'ortQdq:int4', 'onebit:a8w8'];
 
 for (const threads of values.threads.split(',').map(Number)) {
   const seen = new Map();
+  const paired = new Map(PAIRED.map((arm) => [arm, []]));
   for (let round = 1; round <= Number(values.rounds); ++round) {
+    const thisRound = new Map();
     for (const run of [() => onebitRun('int4', threads), () => onebitRun('a8w8', threads), () => llamaCpp(threads)]) {
       for (const a of run()) {
         console.log(JSON.stringify({ threads, round, ...a }));
         if (!seen.has(a.arm)) seen.set(a.arm, []);
         seen.get(a.arm).push(a.decode);
+        thisRound.set(a.arm, a.decode);
       }
     }
+    for (const [arm, ratios] of paired) ratios.push(thisRound.get('onebit:int4') / thisRound.get(arm));
   }
-  for (const [arm, xs] of seen) {
-    const s = stats(xs);
+  for (const [arm, xs] of seen)
+    console.log(`threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${range(stats(xs), 1, 'runs')}`);
+  for (const [arm, ratios] of paired)
     console.log(
-      `threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${s.median.toFixed(1)}  (${s.min.toFixed(1)}–${s.max.toFixed(1)}, ${s.n} runs)`,
+      `threads ${threads}  onebit:int4 ÷ ${arm.padEnd(15)} per round: median ${range(stats(ratios), 2, 'rounds')}`,
     );
-  }
 }
