@@ -5,7 +5,7 @@ MatMulNBits of the cached int4 model as a float graph of the same int4 weights, 
 fake-quantized per block in one of three ways, and runs onebit-run's --quality on each (ORT's CPU EP
 runs the float graph; the onebit EP claims nothing in it):
 
-  float  no activation quantization: what the int4 weights alone cost (the floor of any scheme)
+  float  no activation quantization: what the int4 weights alone cost (the KL any scheme nears)
   sym    ORT's: round(x · 127/amax) · amax/127 (the contract, but float sums in ORT's order)
   asym   uint8 with a zero point over [min(x, 0), max(x, 0)]: the full 256 levels for skewed blocks
 
@@ -82,6 +82,9 @@ def fake_quantized_input(graph: onnx.GraphProto, x: str, K: int, block: int, var
     return op("Reshape", [deq, "#rows"], "x")
 
 
+VARIANTS = ("float", "sym", "asym")
+
+
 def write_variant(int4_model: pathlib.Path, out: pathlib.Path, variant: str) -> None:
     model = onnx.load(str(int4_model))
     graph = model.graph
@@ -98,6 +101,8 @@ def write_variant(int4_model: pathlib.Path, out: pathlib.Path, variant: str) -> 
         x = fake_quantized_input(graph, node.input[0], attrs["K"], attrs["block_size"], variant, prefix)
         graph.node.append(helper.make_node("MatMul", [x, prefix + "W"], list(node.output), name=prefix + "MatMul"))
         dropped.update(node.input[1:3])
+    if not dropped:
+        raise SystemExit(f"activation_quant_study: {int4_model} has no MatMulNBits in its main graph")
     kept = [i for i in graph.initializer if i.name not in dropped]
     del graph.initializer[:]
     graph.initializer.extend(kept)
@@ -117,9 +122,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", default="float,sym,asym")
     args = parser.parse_args()
+    variants = args.variants.split(",")
+    if unknown := [v for v in variants if v not in VARIANTS]:
+        parser.error(f"unknown variants {unknown}: choose from {', '.join(VARIANTS)}")
     folder = pathlib.Path(build_smollm2.build_cached(build_smollm2.default_cache_dir(), weights="int4"))
     manifest = json.loads((folder / build_smollm2.MANIFEST).read_text())
-    for variant in args.variants.split(","):
+    for variant in variants:
         with tempfile.TemporaryDirectory() as cache:
             # The same folder, its int4 model replaced: onebit-run finds it through ONEBIT_CACHE_DIR.
             copy = pathlib.Path(cache) / folder.name

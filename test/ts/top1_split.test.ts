@@ -35,7 +35,9 @@ describe('signTestPValue', () => {
     expect(signTestPValue(0, 0)).toBe(1);
     expect(signTestPValue(7, 7)).toBe(1);
     expect(signTestPValue(40, 41)).toBe(1);
+    expect(signTestPValue(2999, 3000)).toBe(1); // the summed tail rounds to 0.99999…; the split is even
     expect(signTestPValue(1, 0)).toBe(1);
+    expect(signTestPValue(0, 3000)).toBe(0); // 2^-2999 is below the smallest double
     // 2^-4400 underflows; the log-space sum does not. Exact: 2 Σ_{k<=2000} C(4400, k) / 2^4400
     // (integer arithmetic) = 1.753122444980596e-9.
     expect(Math.abs(signTestPValue(2000, 2400) / 1.753122444980596e-9 - 1)).toBeLessThan(1e-9);

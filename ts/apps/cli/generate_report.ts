@@ -53,7 +53,7 @@ export function formatGenerationReport(r: GenerationReport): string {
       ...q.comparisons.map((c) => `  ${comparison(c, r)}`),
       `  KL mean per passage, onebit / ORT QDQ (against fp32): ${q.passages.map((p) => `${p.meanKl.onebit.toFixed(4)} / ${p.meanKl.ortQdq.toFixed(4)}`).join(', ')}`,
       `  fp32's top-1 picked by onebit alone at ${q.top1Split.onebitOnly} positions, by ORT QDQ alone at ${q.top1Split.ortQdqOnly} ` +
-        `(two-sided sign test p = ${q.top1Split.pValue.toFixed(3)}; above 0.05 their top-1 gap is no evidence that either is more accurate)`,
+        `(two-sided sign test p = ${q.top1Split.pValue.toFixed(3)}; above 0.05 the gap is not significant at the 5 % level, which does not make the arms equal)`,
     );
   }
   const counters = Object.entries(r.counters)

@@ -16,9 +16,11 @@ export interface Top1Split {
 
 /**
  * P(a split at least this uneven) when each discordant position is a fair coin: twice the smaller
- * tail of Binomial(a + b, 1/2), at most 1. Summed in logs, so any count is finite.
+ * tail of Binomial(a + b, 1/2), at most 1 (exactly 1 when a and b differ by at most one). Each term
+ * is formed in logs, so no count overflows; a p below the smallest double (~1e-308) is 0.
  */
 export function signTestPValue(a: number, b: number): number {
+  if (Math.abs(a - b) <= 1) return 1; // the smaller tail then holds half the mass or more
   const n = a + b;
   const k = Math.min(a, b);
   let logTerm = -n * Math.LN2; // log C(n, 0) / 2^n
