@@ -12,6 +12,10 @@ const require = createRequire(import.meta.url);
 const { signTestPValue, Top1SplitTally } = require(
   path.join(repoRoot, 'dist', 'apps', 'cli', 'top1_split.js'),
 ) as typeof import('../../ts/apps/cli/top1_split.js');
+const { measureQuality } = require(
+  path.join(repoRoot, 'dist', 'apps', 'cli', 'quality.js'),
+) as typeof import('../../ts/apps/cli/quality.js');
+type QualityArgs = Parameters<typeof measureQuality>;
 
 // A row of `vocab` logits whose largest value is at `top`.
 function row(top: number, vocab = 5): Float32Array {
@@ -59,5 +63,55 @@ describe('Top1SplitTally', () => {
     const longer = new Float32Array([0, 1, 0, 9]); // 9 lies beyond vocab = 3
     tally.add([row(1, 3)], [longer], [row(0, 3)], 3);
     expect(tally.result()).toMatchObject({ firstOnly: 1, secondOnly: 0 });
+  });
+});
+
+describe('measureQuality', () => {
+  it('reports the split with onebit first and ORT second, pooled over the passages', async () => {
+    // Each arm's top-1 token at each predicting position of two passages (5 and 3 tokens), vocab 4.
+    const tops: Record<string, number[][]> = {
+      ortFp32: [
+        [0, 1, 2, 3],
+        [3, 3],
+      ],
+      onebit: [
+        [0, 1, 0, 0],
+        [3, 3],
+      ], // alone right at passage 1 position 1, passage 2 positions 0 and 1
+      ortQdq: [
+        [0, 3, 2, 0],
+        [0, 1],
+      ], // alone right at passage 1 position 2
+    };
+    const vocab = 4;
+    const logits = (arm: string, passage: number) => {
+      const rows = [...tops[arm][passage], 0]; // the last token predicts nothing
+      return Float32Array.from(rows.flatMap((top) => Array.from({ length: vocab }, (_, j) => (j === top ? 1 : 0))));
+    };
+    const session = (arm: string) => ({
+      run: async (feeds: Record<string, { dims: number[] }>) => ({
+        logits: { data: logits(arm, feeds.input_ids.dims[1] === 5 ? 0 : 1) },
+      }),
+      release: async () => {},
+    });
+    class FakeTensor {
+      constructor(
+        readonly type: string,
+        readonly data: unknown,
+        readonly dims: readonly number[],
+      ) {}
+    }
+    const files = { config: { vocab, context: 64 }, pastNames: [], presentNames: [], evaluationText: 'e', dir: 'd' };
+    const report = await measureQuality(
+      ['five', 'three'],
+      { encode: (text: string) => (text === 'five' ? [1, 2, 3, 4, 5] : [1, 2, 3]) } as unknown as QualityArgs[1],
+      files as unknown as QualityArgs[2],
+      FakeTensor as unknown as QualityArgs[3],
+      async (arm) => session(arm) as unknown as Awaited<ReturnType<QualityArgs[4]>>,
+      () => {},
+    );
+    expect(report.top1Split).toEqual({ onebitOnly: 3, ortQdqOnly: 1, pValue: signTestPValue(3, 1) });
+    expect(report.comparisons[0].top1).toBeCloseTo(4 / 6, 12); // onebit against fp32
+    expect(report.comparisons[1].top1).toBeCloseTo(2 / 6, 12); // ORT against fp32
   });
 });
