@@ -7,10 +7,12 @@
 //   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64]
 // Needs npm run build:ts, the built models (onebit-run builds them) and npm ci --prefix bench/llama_cpp.
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 const root = path.join(path.dirname(new URL(import.meta.url).pathname), '..');
+const { summarize } = createRequire(import.meta.url)(path.join(root, 'dist', 'apps', 'cli', 'statistics.js'));
 const { values } = parseArgs({
   options: {
     threads: { type: 'string', default: '1,2' },
@@ -84,13 +86,11 @@ function llamaCpp(threads) {
   return [{ arm: 'llama.cpp:q4_1', decode: r.decode_tok_s, prefillMs: null, steps: r.decode_tokens }];
 }
 
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s.at(-1), n: s.length };
+// Median (min–max, count) of any samples, by onebit-run's own summary (its fields are named for ms).
+const range = (samples, digits, unit) => {
+  const s = summarize(samples);
+  return `${s.medianMs.toFixed(digits)}  (${s.minMs.toFixed(digits)}–${s.maxMs.toFixed(digits)}, ${s.runs} ${unit})`;
 };
-const range = (s, digits, unit) =>
-  `${s.median.toFixed(digits)}  (${s.min.toFixed(digits)}–${s.max.toFixed(digits)}, ${s.n} ${unit})`;
 
 // EP int4 over each of these, round by round: arms a minute apart drift less than whole runs do.
 const PAIRED = ['llama.cpp:q4_1', 'ortQdq:int4', 'onebit:a8w8'];
@@ -111,9 +111,7 @@ for (const threads of values.threads.split(',').map(Number)) {
     for (const [arm, ratios] of paired) ratios.push(thisRound.get('onebit:int4') / thisRound.get(arm));
   }
   for (const [arm, xs] of seen)
-    console.log(`threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${range(stats(xs), 1, 'runs')}`);
+    console.log(`threads ${threads}  ${arm.padEnd(18)} decode tok/s median ${range(xs, 1, 'runs')}`);
   for (const [arm, ratios] of paired)
-    console.log(
-      `threads ${threads}  onebit:int4 ÷ ${arm.padEnd(15)} per round: median ${range(stats(ratios), 2, 'rounds')}`,
-    );
+    console.log(`threads ${threads}  onebit:int4 ÷ ${arm.padEnd(15)} per round: median ${range(ratios, 2, 'rounds')}`);
 }
