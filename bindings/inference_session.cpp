@@ -10,6 +10,7 @@
 #include "ep_error.h"
 #include "js_error.h"
 #include "promise_worker.h"
+#include "run_plan.h"
 #include "run_threads.h"
 #include "session_config.h"
 #include "tensor_io.h"
@@ -125,6 +126,8 @@ class CreateSessionWorker : public PromiseWorker {
     }
     native->inputs = read_metadata(native->session, true);
     native->outputs = read_metadata(native->session, false);
+    native->kept.inputs.resize(native->inputs.size());
+    native->kept.outputs.resize(native->outputs.size());
     for (ValueMetadata& output : native->outputs)
       output.also_input = std::any_of(native->inputs.begin(), native->inputs.end(),
                                       [&](const ValueMetadata& input) { return input.name == output.name; });
@@ -142,7 +145,7 @@ class CreateSessionWorker : public PromiseWorker {
   std::shared_ptr<NativeSession> native_;
 };
 
-// Values ORT created for us, released with their owner (also when a constructor throws midway).
+// Outputs ORT created for us, released with their owner (also when a constructor throws midway).
 struct OwnedValues {
   std::vector<OrtValue*> values;
   OwnedValues() = default;
@@ -159,45 +162,48 @@ struct OwnedRunOptions {
   ~OwnedRunOptions() { runtime().api->ReleaseRunOptions(options); }
 };
 
-// Metadata entry `index` (a JS number), or an ONEBIT_INPUT error.
-const ValueMetadata& metadata_entry(const std::vector<ValueMetadata>& all, const Napi::Value& index, const char* what) {
-  const double i = index.IsNumber() ? index.As<Napi::Number>().DoubleValue() : -1;
-  if (!(i >= 0 && i < static_cast<double>(all.size())) || i != static_cast<double>(static_cast<size_t>(i)))
-    throw CodedError("ONEBIT_INPUT", std::string("run(): no ") + what + " at index " + index.ToString().Utf8Value());
-  return all[static_cast<size_t>(i)];
-}
-
 class RunWorker : public PromiseWorker {
  public:
-  // Inputs and outputs by their index in the session's metadata (no names cross the boundary);
-  // `preallocated[i]`: a tensor to write output i into, or null.
-  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Array& input_indices,
-            const Napi::Array& inputs, const Napi::Array& output_indices, const Napi::Array& preallocated,
-            const Napi::Object& run_options)
+  // The plan and data of run_plan.h: inputs and outputs by their index in the session's metadata
+  // (no names cross the boundary), each output's data a tensor to write it into, or null.
+  RunWorker(Napi::Env env, std::shared_ptr<NativeSession> native, const Napi::Value& plan_array,
+            const Napi::Array& data, const Napi::Object& run_options)
       : PromiseWorker(env), native_(std::move(native)) {
     const OrtApi& api = *runtime().api;
     // Members are built before this body runs; inputs_, outputs_ and run_options_ clean up if it throws.
-    const PropertyKeys keys = property_keys(env);
-    for (uint32_t i = 0; i < input_indices.Length(); ++i) {
-      input_names_.push_back(&metadata_entry(native_->inputs, input_indices.Get(i), "input").name);
-      inputs_.values.push_back(input_value(*input_names_.back(), inputs.Get(i).As<Napi::Object>(), keys, borrowed_));
+    RunPlan plan(plan_array);
+    if (data.Length() != plan.input_count() + plan.output_count())
+      throw CodedError("ONEBIT_INPUT", "run(): malformed run plan: " + std::to_string(data.Length()) + " data for " +
+                                           std::to_string(plan.input_count() + plan.output_count()) + " values");
+    uint32_t at = 0;
+    for (size_t i = 0; i < plan.input_count(); ++i, ++at) {
+      const PlannedValue input = plan.next(native_->inputs, "input");
+      if (!input.given) throw CodedError("ONEBIT_INPUT", "run(): input '" + input.metadata->name + "' has no tensor");
+      input_names_.push_back(&input.metadata->name);
+      inputs_.push_back(input_value(input.metadata->name, input.type, input.dims, data.Get(at),
+                                    native_->kept.inputs[input.index], borrowed_));
     }
     std::vector<ByteRange> taken;
-    for (uint32_t i = 0; i < output_indices.Length(); ++i) {
-      const ValueMetadata& output = metadata_entry(native_->outputs, output_indices.Get(i), "output");
-      output_names_.push_back(&output.name);
+    for (size_t i = 0; i < plan.output_count(); ++i, ++at) {
+      PlannedValue output = plan.next(native_->outputs, "output");
+      output_names_.push_back(&output.metadata->name);
       outputs_.values.push_back(nullptr);
-      copy_targets_.emplace_back();
-      const Napi::Value given = preallocated.Get(i);
-      sinks_.push_back(given.IsObject() ? Sink::InPlace : Sink::Returned);
-      if (sinks_.back() == Sink::Returned) continue;
+      in_place_.emplace_back();
+      given_outputs_.emplace_back();
+      sinks_.push_back(output.given ? Sink::InPlace : Sink::Returned);
+      if (!output.given) continue;
       // ORT hands a graph input that is also an output back as another value, never writing the one given.
-      outputs_.values.back() =
-          preallocated_output(output.name, given.As<Napi::Object>(), keys, !output.also_input, taken, borrowed_);
-      if (outputs_.values.back() != nullptr) continue;
+      const Napi::Value given = data.Get(at);
+      if (RunValue value =
+              preallocated_output(output.metadata->name, output.type, output.dims, given, !output.metadata->also_input,
+                                  taken, native_->kept.outputs[output.index], borrowed_)) {
+        in_place_.back() = std::move(value);
+        continue;
+      }
       sinks_.back() = Sink::CopiedIn;
-      copy_targets_.back() = Napi::Persistent(given.As<Napi::Object>());
+      given_outputs_.back() = {output.type, std::move(output.dims), Napi::Persistent(given.As<Napi::Object>())};
     }
+    plan.check_read_whole();
     Napi::Value severity = run_options.Get("logSeverityLevel");
     if (severity.IsNumber())
       check(api.RunOptionsSetRunLogSeverityLevel(run_options_.options, severity.As<Napi::Number>().Int32Value()));
@@ -224,15 +230,22 @@ class RunWorker : public PromiseWorker {
  protected:
   void work() override {
     std::vector<const char*> in_names, out_names;
+    std::vector<const OrtValue*> in_values;
     for (const std::string* n : input_names_) in_names.push_back(n->c_str());
+    for (const RunValue& v : inputs_) in_values.push_back(v.get());
     for (const std::string* n : output_names_) out_names.push_back(n->c_str());
     std::vector<const std::string*> in_place;
-    for (size_t i = 0; i < sinks_.size(); ++i)
+    std::vector<OrtValue*> out_values;  // the pre-allocated outputs written in place; ORT fills in the others
+    for (size_t i = 0; i < sinks_.size(); ++i) {
+      out_values.push_back(in_place_[i].get());
       if (sinks_[i] == Sink::InPlace) in_place.push_back(output_names_[i]);
+    }
     on_run_thread([&] {
       const OrtApi& api = *runtime().api;
-      OrtStatus* status = api.Run(native_->session, run_options_.options, in_names.data(), inputs_.values.data(),
-                                  inputs_.values.size(), out_names.data(), out_names.size(), outputs_.values.data());
+      OrtStatus* status = api.Run(native_->session, run_options_.options, in_names.data(), in_values.data(),
+                                  in_values.size(), out_names.data(), out_names.size(), out_values.data());
+      for (size_t i = 0; i < sinks_.size(); ++i)
+        if (sinks_[i] != Sink::InPlace) outputs_.values[i] = out_values[i];
       // A tensor of ours ORT refused to write in place: the input error one over JS memory gets.
       if (status != nullptr && !in_place.empty())
         if (std::optional<std::string> refusal = preallocated_refusal(api.GetErrorMessage(status), in_place)) {
@@ -253,8 +266,10 @@ class RunWorker : public PromiseWorker {
         results.Set(static_cast<uint32_t>(i), output_object(env, keys, outputs_.values[i], wrapped));
         continue;
       }
-      if (sinks_[i] == Sink::CopiedIn)
-        fill_preallocated(*output_names_[i], copy_targets_[i].Value(), keys, outputs_.values[i]);
+      if (sinks_[i] == Sink::CopiedIn) {
+        const GivenOutput& given = given_outputs_[i];
+        fill_preallocated(*output_names_[i], given.type, given.dims, given.data.Value(), outputs_.values[i]);
+      }
       results.Set(static_cast<uint32_t>(i), env.Null());
     }
     return results;
@@ -268,8 +283,14 @@ class RunWorker : public PromiseWorker {
   // or copied into the given tensor (over JS memory) when the run resolves.
   enum class Sink { Returned, InPlace, CopiedIn };
   std::vector<Sink> sinks_;
-  std::vector<Napi::ObjectReference> copy_targets_;  // per output: the tensor a CopiedIn output fills, else empty
-  OwnedValues inputs_, outputs_;
+  struct GivenOutput {
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    std::vector<int64_t> dims;
+    Napi::ObjectReference data;
+  };
+  std::vector<GivenOutput> given_outputs_;   // per output: the typed array a CopiedIn output fills, else empty
+  std::vector<RunValue> inputs_, in_place_;  // in_place_: per output, its OrtValue if InPlace, else null
+  OwnedValues outputs_;                      // per output, the value ORT made for it (null if InPlace)
   OwnedRunOptions run_options_;
 };
 
@@ -314,9 +335,9 @@ Napi::Value InferenceSession::run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   live(env);
   return queue_worker(env, [&] {
-    return new RunWorker(env, native_, info[0].As<Napi::Array>(), info[1].As<Napi::Array>(), info[2].As<Napi::Array>(),
-                         info[3].As<Napi::Array>(),
-                         info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(env));
+    if (!info[1].IsArray()) throw CodedError("ONEBIT_INPUT", "run(): malformed run plan: no data array");
+    return new RunWorker(env, native_, info[0], info[1].As<Napi::Array>(),
+                         info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(env));
   });
 }
 

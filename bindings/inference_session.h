@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kept_values.h"
 #include "ort_runtime.h"
 
 namespace onebit::node {
@@ -28,6 +29,7 @@ struct NativeSession {
   OrtSession* session = nullptr;
   std::string id;  // our EP's session_id option
   std::vector<ValueMetadata> inputs, outputs;
+  KeptValues kept;  // one per input and output
   std::shared_ptr<CounterList> final_counters = std::make_shared<CounterList>();
 
   NativeSession() = default;
@@ -45,8 +47,9 @@ class InferenceSession : public Napi::ObjectWrap<InferenceSession> {
   explicit InferenceSession(const Napi::CallbackInfo& info);
 
  private:
-  // run(inputIndices, inputs, outputIndices, preallocated: (tensor | null)[], runOptions)
-  //   -> Promise<(output | null)[]> (null where the output was written into its pre-allocated tensor)
+  // run(plan: Float64Array, data: (typed array | string[] | null)[], runOptions) (run_plan.h)
+  //   -> Promise<(output | null)[]> in the plan's output order (null where the output was written
+  //   into its pre-allocated tensor)
   Napi::Value run(const Napi::CallbackInfo& info);
   Napi::Value dispose(const Napi::CallbackInfo& info);
   Napi::Value counters(const Napi::CallbackInfo& info);

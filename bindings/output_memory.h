@@ -7,11 +7,22 @@
 #include <onnxruntime_c_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace onebit::node {
 
 using SharedOutput = std::shared_ptr<OrtValue>;
+
+// Bytes in memory: a tensor's data.
+struct ByteRange {
+  const uint8_t* begin = nullptr;
+  size_t size = 0;
+  bool overlaps(const ByteRange& o) const {
+    return size > 0 && o.size > 0 && begin < o.begin + o.size && o.begin < begin + size;
+  }
+  bool operator==(const ByteRange& o) const { return begin == o.begin && size == o.size; }
+};
 
 // Takes `value`, whose data is [data, data + bytes): the returned owner releases it (and forgets
 // the range) when the last copy of it goes.

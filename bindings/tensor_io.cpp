@@ -45,20 +45,14 @@ size_t byte_size(ONNXTensorElementDataType type, size_t count) {
 // node-addon-api in a way that freed our finalizer's data twice.
 constexpr size_t kMaxArrayBufferBytes = size_t{1} << 32;
 
-// `what` names the tensor in the error (code `code`) for a negative dimension, or more elements
-// than a JS ArrayBuffer holds (their byte count could wrap around).
+// The dims in a JS array, none negative, that fit a JS ArrayBuffer.
 std::vector<int64_t> read_dims(const std::string& what, const char* code, const Napi::Array& array) {
   std::vector<int64_t> dims(array.Length());
-  uint64_t count = 1;
-  bool empty = false, too_many = false;
   for (uint32_t i = 0; i < dims.size(); ++i) {
     dims[i] = array.Get(i).As<Napi::Number>().Int64Value();
     if (dims[i] < 0) throw CodedError(code, what + " has a negative dimension");
-    empty = empty || dims[i] == 0;
-    too_many = __builtin_mul_overflow(count, static_cast<uint64_t>(dims[i]), &count) || too_many;
   }
-  if (!empty && (too_many || count > kMaxArrayBufferBytes))
-    throw CodedError(code, what + " has more elements than a JS ArrayBuffer holds (4 GiB)");
+  if (!fits_array_buffer(dims)) throw CodedError(code, what + kTooManyElements);
   return dims;
 }
 
@@ -158,28 +152,57 @@ Napi::Array string_output(Napi::Env env, const OrtValue* value, size_t count) {
 
 namespace {
 
+// A tensor as errors name it ("input 'x'"), put together only for an error: a run names 121
+// values a SmolLM2 decode step, and a string each cost a heap allocation.
+struct TensorName {
+  const char* role;  // "input", "pre-allocated output"
+  const std::string& name;
+  const char* suffix = "";
+  std::string text() const { return std::string(role) + " '" + name + "'" + suffix; }
+};
+
+size_t element_bytes(napi_typedarray_type type) {
+  switch (type) {
+    case napi_int8_array:
+    case napi_uint8_array:
+    case napi_uint8_clamped_array:
+      return 1;
+    case napi_int16_array:
+    case napi_uint16_array:
+      return 2;
+    case napi_int32_array:
+    case napi_uint32_array:
+    case napi_float32_array:
+      return 4;
+    default:  // float64, bigint64, biguint64
+      return 8;
+  }
+}
+
 // The bytes of a typed array that fit `type` and `dims`, or a CodedError(code) naming `what`.
-ByteRange typed_array_bytes(const std::string& what, const char* code, ONNXTensorElementDataType type,
+ByteRange typed_array_bytes(const TensorName& what, const char* code, ONNXTensorElementDataType type,
                             const std::vector<int64_t>& dims, const Napi::Value& data) {
   const size_t expected = byte_size(type, element_count(dims));
   if (expected == 0 && element_count(dims) > 0)
-    throw CodedError(code, what + " has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
-  if (!data.IsTypedArray()) throw CodedError(code, what + " must carry its data in a typed array");
+    throw CodedError(code, what.text() + " has an element type onebit-ep cannot pass (" + std::to_string(type) + ")");
+  if (!data.IsTypedArray()) throw CodedError(code, what.text() + " must carry its data in a typed array");
   // The buffer as napi_get_typedarray_info gives it: an ArrayBuffer or a SharedArrayBuffer (which
   // Napi::ArrayBuffer::Data() refuses with a bare "Invalid argument").
+  napi_typedarray_type array_type = napi_int8_array;
+  size_t length = 0;
   napi_value buffer = nullptr;
   void* source = nullptr;
   bool detached = false;
-  if (napi_get_typedarray_info(data.Env(), data, nullptr, nullptr, &source, &buffer, nullptr) != napi_ok ||
+  if (napi_get_typedarray_info(data.Env(), data, &array_type, &length, &source, &buffer, nullptr) != napi_ok ||
       napi_is_detached_arraybuffer(data.Env(), buffer, &detached) != napi_ok)
-    throw CodedError(code, what + ": its typed array cannot be read");
+    throw CodedError(code, what.text() + ": its typed array cannot be read");
   if (detached)
-    throw CodedError(code, what +
+    throw CodedError(code, what.text() +
                                " is backed by a detached ArrayBuffer (transferred away, e.g. by postMessage or "
                                "structuredClone): keep the data in this thread until run() returns, or pass a copy");
-  const size_t byte_length = data.As<Napi::TypedArray>().ByteLength();
+  const size_t byte_length = length * element_bytes(array_type);
   if (byte_length != expected)
-    throw CodedError(code, what + " has " + std::to_string(byte_length) +
+    throw CodedError(code, what.text() + " has " + std::to_string(byte_length) +
                                " bytes of data, but its type and shape need " + std::to_string(expected));
   return {static_cast<const uint8_t*>(source), expected};
 }
@@ -213,48 +236,64 @@ OrtValue* tensor_over(const ByteRange& memory, ONNXTensorElementDataType type, c
 
 }  // namespace
 
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                      std::vector<SharedOutput>& borrowed) {
-  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims =
-      read_dims("input '" + name + "'", "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
-  Napi::Value data = tensor.Get(keys.data);
-  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return string_input(name, dims, data);
-  const ByteRange memory = typed_array_bytes("input '" + name + "'", "ONEBIT_INPUT", type, dims, data);
+bool fits_array_buffer(const std::vector<int64_t>& dims) {
+  uint64_t count = 1;
+  bool empty = false, too_many = false;
+  for (int64_t d : dims) {
+    empty = empty || d == 0;
+    too_many = __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) || too_many;
+  }
+  return empty || (!too_many && count <= kMaxArrayBufferBytes);
+}
+
+namespace {
+
+// A new OrtValue over `memory` (owned by `owner`), kept in `kept` for the runs after this one.
+RunValue value_over_ours(const ByteRange& memory, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                         SharedOutput owner, KeptValue& kept, std::vector<SharedOutput>& borrowed) {
+  RunValue value = run_value(tensor_over(memory, type, dims));
+  kept.keep(memory, type, dims, owner, value);
+  borrowed.push_back(std::move(owner));
+  return value;
+}
+
+}  // namespace
+
+RunValue input_value(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                     const Napi::Value& data, KeptValue& kept, std::vector<SharedOutput>& borrowed) {
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) return run_value(string_input(name, dims, data));
+  const ByteRange memory = typed_array_bytes({"input", name}, "ONEBIT_INPUT", type, dims, data);
   // Memory of ours (a KV cache fed back) is read in place; `borrowed` keeps it alive through the run
   // even if the caller transfers or drops the buffer meanwhile.
-  if (SharedOutput owner = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr) {
-    OrtValue* value = tensor_over(memory, type, dims);
-    borrowed.push_back(std::move(owner));
-    return value;
-  }
+  if (RunValue value = kept.reuse(memory, type, dims, borrowed)) return value;
+  if (SharedOutput owner = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr)
+    return value_over_ours(memory, type, dims, std::move(owner), kept, borrowed);
   // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
   // caller may transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
-  if (memory.size == 0) return ort_owned_tensor(type, dims);
+  if (memory.size == 0) return run_value(ort_owned_tensor(type, dims));
   void* target = nullptr;
-  OrtValue* value = ort_owned_tensor(type, dims, &target);
+  RunValue value = run_value(ort_owned_tensor(type, dims, &target));
   std::memcpy(target, memory.begin, memory.size);
   return value;
 }
 
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                              bool in_place, std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed) {
-  const std::string what = "pre-allocated output '" + name + "'";
-  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
+RunValue preallocated_output(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                             const Napi::Value& data, bool in_place, std::vector<ByteRange>& taken, KeptValue& kept,
+                             std::vector<SharedOutput>& borrowed) {
+  const TensorName what{"pre-allocated output", name};
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)
-    throw CodedError("ONEBIT_INPUT", what + ": a string tensor cannot be pre-allocated (pass null for it)");
-  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
-  const ByteRange memory = typed_array_bytes(what, "ONEBIT_INPUT", type, dims, tensor.Get(keys.data));
+    throw CodedError("ONEBIT_INPUT", what.text() + ": a string tensor cannot be pre-allocated (pass null for it)");
+  const ByteRange memory = typed_array_bytes(what, "ONEBIT_INPUT", type, dims, data);
   for (const ByteRange& other : taken)
     if (memory.overlaps(other))
-      throw CodedError("ONEBIT_INPUT",
-                       what + " shares memory with another pre-allocated output of this run: give each its own buffer");
+      throw CodedError(
+          "ONEBIT_INPUT",
+          what.text() + " shares memory with another pre-allocated output of this run: give each its own buffer");
   taken.push_back(memory);
-  SharedOutput owner = in_place && memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr;
-  if (!owner) return nullptr;
-  OrtValue* value = tensor_over(memory, type, dims);
-  borrowed.push_back(std::move(owner));
-  return value;
+  if (!in_place || memory.size == 0) return nullptr;
+  if (RunValue value = kept.reuse(memory, type, dims, borrowed)) return value;
+  SharedOutput owner = find_output(memory.begin, memory.size);
+  return owner ? value_over_ours(memory, type, dims, std::move(owner), kept, borrowed) : nullptr;
 }
 
 namespace {
@@ -307,22 +346,19 @@ std::optional<std::string> preallocated_refusal(const std::string& ort_message,
   return preallocated_mismatch(name, computed_shape, given_shape, false);
 }
 
-void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                       const OrtValue* value) {
-  const std::string what = "output '" + name + "'";
-  const auto type = static_cast<ONNXTensorElementDataType>(tensor.Get(keys.type).As<Napi::Number>().Int32Value());
-  const std::vector<int64_t> dims = read_dims(what, "ONEBIT_INPUT", tensor.Get(keys.dims).As<Napi::Array>());
+void fill_preallocated(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                       const Napi::Value& data, const OrtValue* value) {
   const TypeAndShape computed = type_and_shape(value);
   if (computed.type != type || computed.dims != dims)
     throw CodedError("ONEBIT_INPUT",
                      preallocated_mismatch(name, dims_text(computed.dims), dims_text(dims), computed.type != type));
   // Read again: the buffer may have been detached or resized while the run was in flight.
-  const ByteRange memory = typed_array_bytes("pre-allocated output '" + name + "' (after the run)", "ONEBIT_INPUT",
-                                             type, dims, tensor.Get(keys.data));
+  const ByteRange memory =
+      typed_array_bytes({"pre-allocated output", name, " (after the run)"}, "ONEBIT_INPUT", type, dims, data);
   if (memory.size == 0) return;
-  void* data = nullptr;
-  check(runtime().api->GetTensorMutableData(const_cast<OrtValue*>(value), &data));
-  std::memcpy(const_cast<uint8_t*>(memory.begin), data, memory.size);
+  void* source = nullptr;
+  check(runtime().api->GetTensorMutableData(const_cast<OrtValue*>(value), &source));
+  std::memcpy(const_cast<uint8_t*>(memory.begin), source, memory.size);
 }
 
 Napi::ArrayBuffer allocate_tensor(Napi::Env env, ONNXTensorElementDataType type, const Napi::Array& dims_array) {

@@ -18,38 +18,40 @@
 #include <vector>
 
 #include "addon_data.h"
+#include "kept_values.h"
 #include "output_memory.h"
 
 namespace onebit::node {
 
-// `tensor` is {type: ONNX element type number, dims: number[], data: TypedArray | string[]}.
-// Throws CodedError("ONEBIT_INPUT") naming `name` if the data does not fit type and dims, or its
-// buffer is detached. A typed array over a SharedArrayBuffer is copied like any other; one over
-// memory of ours is not, and its owner is added to `borrowed`, which must outlive the returned value.
-OrtValue* input_value(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                      std::vector<SharedOutput>& borrowed);
+// Whether `dims` (none negative) have no more elements than a JS ArrayBuffer holds (their byte
+// count could wrap around); kTooManyElements ends the error for those that do.
+bool fits_array_buffer(const std::vector<int64_t>& dims);
+inline constexpr const char* kTooManyElements = " has more elements than a JS ArrayBuffer holds (4 GiB)";
 
-struct ByteRange {
-  const uint8_t* begin = nullptr;
-  size_t size = 0;
-  bool overlaps(const ByteRange& o) const {
-    return size > 0 && o.size > 0 && begin < o.begin + o.size && o.begin < begin + size;
-  }
-};
+// Input `name` of element type `type` and `dims` (checked), its `data` a typed array (or a string
+// array for a string tensor). Throws CodedError("ONEBIT_INPUT") naming it if the data does not fit
+// type and dims, or its buffer is detached. A typed array over a SharedArrayBuffer is copied like
+// any other; one over memory of ours is not: its OrtValue is `kept`'s (made and kept there if it
+// does not serve), and its owner is added to `borrowed`, which must outlive the returned value.
+RunValue input_value(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                     const Napi::Value& data, KeptValue& kept, std::vector<SharedOutput>& borrowed);
 
-// A tensor given for output `name` in run()'s fetches (same form as an input, no strings).
+// A tensor given for output `name` in run()'s fetches (as an input, no strings).
 // Throws CodedError("ONEBIT_INPUT") naming it if its data does not fit type and dims, its buffer is
 // detached, or it shares memory with one already in `taken` (this run's others, added to).
-// Over memory of ours, when `in_place` allows it: a tensor for ORT to write into, its owner added to
-// `borrowed`. Otherwise null: ORT allocates the output and fill_preallocated copies it into `tensor`.
-OrtValue* preallocated_output(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                              bool in_place, std::vector<ByteRange>& taken, std::vector<SharedOutput>& borrowed);
+// Over memory of ours, when `in_place` allows it: a tensor for ORT to write into (`kept`'s, as for
+// an input), its owner added to `borrowed`. Otherwise null: ORT allocates the output and
+// fill_preallocated copies it into the given tensor.
+RunValue preallocated_output(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                             const Napi::Value& data, bool in_place, std::vector<ByteRange>& taken, KeptValue& kept,
+                             std::vector<SharedOutput>& borrowed);
 
-// Copies the output `value` ORT allocated into `tensor`, the pre-allocated output it was given for
-// (one preallocated_output left to ORT). Throws CodedError("ONEBIT_INPUT") naming the output if its
-// type or shape differ, or the tensor's buffer was detached or resized during the run.
-void fill_preallocated(const std::string& name, const Napi::Object& tensor, const PropertyKeys& keys,
-                       const OrtValue* value);
+// Copies the output `value` ORT allocated into `data`, the typed array of the pre-allocated output
+// (of `type` and `dims`) it was given for (one preallocated_output left to ORT). Throws
+// CodedError("ONEBIT_INPUT") naming the output if its type or shape differ, or the typed array's
+// buffer was detached or resized during the run.
+void fill_preallocated(const std::string& name, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
+                       const Napi::Value& data, const OrtValue* value);
 
 // ORT's refusal of a pre-allocated output it was given to write in place (one of `in_place`, names
 // of outputs) whose shape is not the run's (which cannot be known before the run): the message of

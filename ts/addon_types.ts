@@ -39,14 +39,12 @@ export interface NativeSession {
   readonly inputMetadata: NativeValueMetadata[];
   readonly outputMetadata: NativeValueMetadata[];
   /**
-   * Inputs and outputs by their index in inputMetadata / outputMetadata; the outputs come back in the order asked for,
-   * null where `preallocated` gave a tensor to write that output into.
+   * A run plan (run_plan.ts): inputs and outputs by their index in inputMetadata / outputMetadata; the outputs come
+   * back in the plan's order, null where the plan gave a tensor to write that output into.
    */
   run(
-    inputIndices: number[],
-    inputs: NativeTensor[],
-    outputIndices: number[],
-    preallocated: (NativeTensor | null)[],
+    plan: Float64Array,
+    data: (ArrayBufferView | string[] | null)[],
     options: NativeRunOptions,
   ): Promise<(NativeOutput | null)[]>;
   dispose(): void;

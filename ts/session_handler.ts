@@ -7,6 +7,7 @@ import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
 import { nativeFeed, nativeFetch } from './feeds.js';
+import { runPlan } from './run_plan.js';
 import type {
   NativeOutput,
   NativeRunOptions,
@@ -92,9 +93,10 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
     const preallocated = outputNames.map((name, i) =>
       nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]),
     );
+    const { plan, data } = runPlan(inputIndices, inputs, outputIndices, preallocated);
     let raw: (NativeOutput | null)[];
     try {
-      raw = await this.#native.run(inputIndices, inputs, outputIndices, preallocated, nativeRunOptions(options));
+      raw = await this.#native.run(plan, data, nativeRunOptions(options));
     } catch (error) {
       throw fromNativeError(error);
     }
