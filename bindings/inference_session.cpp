@@ -177,7 +177,7 @@ class RunWorker : public PromiseWorker {
                                            std::to_string(plan.input_count() + plan.output_count()) + " values");
     uint32_t at = 0;
     for (size_t i = 0; i < plan.input_count(); ++i, ++at) {
-      const PlannedValue input = plan.next(native_->inputs, "input");
+      const PlannedValue input = plan.next(native_->inputs, "input", "input");
       if (!input.given) throw CodedError("ONEBIT_INPUT", "run(): input '" + input.metadata->name + "' has no tensor");
       input_names_.push_back(&input.metadata->name);
       inputs_.push_back(input_value(input.metadata->name, input.type, input.dims, data.Get(at),
@@ -185,7 +185,7 @@ class RunWorker : public PromiseWorker {
     }
     std::vector<ByteRange> taken;
     for (size_t i = 0; i < plan.output_count(); ++i, ++at) {
-      PlannedValue output = plan.next(native_->outputs, "output");
+      PlannedValue output = plan.next(native_->outputs, "output", "pre-allocated output");
       output_names_.push_back(&output.metadata->name);
       outputs_.values.push_back(nullptr);
       in_place_.emplace_back();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "run_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -28,18 +29,17 @@ RunPlan::RunPlan(const Napi::Value& plan) {
   if (!plan.IsTypedArray() || plan.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
     malformed("not a Float64Array");
   Napi::Float64Array array = plan.As<Napi::Float64Array>();
-  at_ = array.Data();
-  end_ = at_ + array.ElementLength();
+  numbers_.assign(array.Data(), array.Data() + array.ElementLength());
   input_count_ = count_of(take("the input count"), 1e6, [] { return "the input count"; });
   output_count_ = count_of(take("the output count"), 1e6, [] { return "the output count"; });
 }
 
 double RunPlan::take(const char* what) {
-  if (at_ == end_) malformed(std::string("it ends before ") + what);
-  return *at_++;
+  if (at_ == numbers_.size()) malformed(std::string("it ends before ") + what);
+  return numbers_[at_++];
 }
 
-PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* what) {
+PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* what, const char* given_as) {
   PlannedValue value;
   const double index = take("an index");
   if (!(index >= 0 && index < static_cast<double>(all.size()) && index == std::floor(index)))
@@ -47,7 +47,10 @@ PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* wh
   value.index = static_cast<size_t>(index);
   value.metadata = &all[value.index];
   // Put together only for an error (a string a value would be a heap allocation each).
-  const auto name = [&] { return std::string(what) + " '" + value.metadata->name + "'"; };
+  const auto name = [&] { return std::string(given_as) + " '" + value.metadata->name + "'"; };
+  if (std::find(taken_.begin(), taken_.end(), value.metadata) != taken_.end())
+    throw CodedError("ONEBIT_INPUT", std::string("run(): ") + what + " '" + value.metadata->name + "' given twice");
+  taken_.push_back(value.metadata);
   const double type = take("an element type");
   const size_t rank = count_of(take("a rank"), 64, [&] { return name() + "'s rank"; });
   if (type == -1 && rank == 0) {
@@ -59,8 +62,10 @@ PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* wh
   for (int64_t& d : value.dims) {
     const double v = take("a dimension");
     if (v < 0) throw CodedError("ONEBIT_INPUT", name() + " has a negative dimension");
-    if (!(v < 9223372036854775808.0 && v == std::floor(v)))  // below 2^63: an int64_t
-      throw CodedError("ONEBIT_INPUT", name() + " has a dimension that is not a whole number: " + std::to_string(v));
+    if (v != std::floor(v))  // NaN too
+      throw CodedError("ONEBIT_INPUT", name() + " has a dimension that is not a whole number");
+    if (v >= 9223372036854775808.0)  // 2^63: no int64_t
+      throw CodedError("ONEBIT_INPUT", name() + kTooManyElements);
     d = static_cast<int64_t>(v);
   }
   if (!fits_array_buffer(value.dims)) throw CodedError("ONEBIT_INPUT", name() + kTooManyElements);
@@ -68,7 +73,7 @@ PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* wh
 }
 
 void RunPlan::check_read_whole() const {
-  if (at_ != end_) malformed(std::to_string(end_ - at_) + " numbers left over");
+  if (at_ != numbers_.size()) malformed(std::to_string(numbers_.size() - at_) + " numbers left over");
 }
 
 }  // namespace onebit::node

@@ -28,16 +28,19 @@ struct PlannedValue {
 
 class RunPlan {
  public:
-  // Throws CodedError("ONEBIT_INPUT") if `plan` is not a Float64Array with the two counts.
+  // Copies `plan`: reading the values' data can run the caller's JavaScript (a getter, a string's
+  // toString), which could detach or shrink its buffer. Throws CodedError("ONEBIT_INPUT") if it is
+  // not a Float64Array with the two counts.
   explicit RunPlan(const Napi::Value& plan);
 
   size_t input_count() const { return input_count_; }
   size_t output_count() const { return output_count_; }
 
-  // The next value, an entry of `all` (the session's inputs or outputs, `what` in errors). Throws
-  // CodedError("ONEBIT_INPUT") for an index out of range, a negative or fractional dimension, or
-  // more elements than a JS ArrayBuffer holds, naming the value.
-  PlannedValue next(const std::vector<ValueMetadata>& all, const char* what);
+  // The next value, an entry of `all` (the session's inputs or outputs: `what`, "input" or "output",
+  // in errors; `given_as` names a value with a tensor). Throws CodedError("ONEBIT_INPUT") for an
+  // index out of range or given before in this plan, a negative, fractional or too large dimension,
+  // or more elements than a JS ArrayBuffer holds, naming the value.
+  PlannedValue next(const std::vector<ValueMetadata>& all, const char* what, const char* given_as);
 
   // Throws unless every value has been read.
   void check_read_whole() const;
@@ -45,9 +48,10 @@ class RunPlan {
  private:
   double take(const char* what);
 
-  const double* at_ = nullptr;
-  const double* end_ = nullptr;
+  std::vector<double> numbers_;
+  size_t at_ = 0;
   size_t input_count_ = 0, output_count_ = 0;
+  std::vector<const ValueMetadata*> taken_;  // the values read so far
 };
 
 }  // namespace onebit::node

@@ -108,7 +108,11 @@ OrtValue* string_input(const std::string& name, const std::vector<int64_t>& dims
   std::vector<std::string> strings(array.Length());
   std::vector<const char*> pointers(array.Length());
   for (uint32_t i = 0; i < array.Length(); ++i) {
-    strings[i] = array.Get(i).ToString().Utf8Value();
+    const Napi::Value element = array.Get(i);
+    if (!element.IsString())
+      throw CodedError("ONEBIT_INPUT", "input '" + name + "' is a string tensor, but its element " + std::to_string(i) +
+                                           " is not a string");
+    strings[i] = element.As<Napi::String>().Utf8Value();
     pointers[i] = strings[i].c_str();
   }
   OrtValue* value = ort_owned_tensor(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, dims);

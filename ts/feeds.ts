@@ -35,6 +35,9 @@ function nativeTensor(what: string, value: OnnxValue, metadata: InferenceSession
     throw new OnebitInputError(
       `${what} is ${tensor.type}, but the model expects ${metadata.type}: create the tensor as new Tensor('${metadata.type}', ...)`,
     );
+  const dims = tensor.dims as readonly unknown[];
+  if (!Array.isArray(dims) || dims.some((d) => typeof d !== 'number'))
+    throw new OnebitInputError(`${what} has dims ${String(dims)}: they must be an array of numbers`);
   checkShape(what, tensor.dims, metadata.isTensor ? metadata.shape : undefined);
   return { type: onnxTypeOf(tensor.type), dims: [...tensor.dims], data: tensor.data as ArrayBufferView | string[] };
 }

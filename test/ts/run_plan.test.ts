@@ -3,7 +3,8 @@
 // index, element type and dims in one Float64Array, the data beside it. The session keeps the
 // OrtValue of each input and output over memory of ours from one run to the next
 // (bindings/kept_values.h); a kept value serves only the same bytes, type and dims, and does not
-// keep that memory alive. A malformed plan, however it reaches the addon, is an ONEBIT_INPUT error.
+// keep that memory alive. A malformed plan, however it reaches the addon, is an ONEBIT_INPUT error,
+// and the addon reads the plan as it was given even if the caller's JavaScript detaches it meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DataType, model, node, valueInfo } from '../../ts/apps/model/onnx_graph.js';
@@ -131,9 +132,69 @@ describe('a malformed plan given to the addon directly', () => {
       [x],
       /has 24 bytes of data, but its type and shape need 32/,
     ],
+    [
+      'a dimension of 2^63 or more',
+      new Float64Array([1, 0, 0, FLOAT, 2, 1e300, 0]),
+      [x],
+      /input 'x' has more elements than/,
+    ],
+    [
+      'an input given twice',
+      new Float64Array([2, 0, 0, FLOAT, 2, 2, 3, 0, FLOAT, 2, 2, 3]),
+      [x, x],
+      /input 'x' given twice/,
+    ],
+    ['an output given twice', new Float64Array([0, 2, 0, -1, 0, 0, -1, 0]), [null, null], /output 'y' given twice/],
   ];
   it.each(cases)('%s: an ONEBIT_INPUT error', async (_, plan, data, message) => {
     const run = async () => native.run(plan as Float64Array, data as Float32Array[], {});
     await expect(run()).rejects.toMatchObject({ code: 'ONEBIT_INPUT', message: expect.stringMatching(message) });
+  });
+
+  it('is read as it was given, though reading the data detaches its buffer', async () => {
+    // A getter on the data runs JavaScript while the addon reads the run: the plan is copied first.
+    const plan = new Float64Array([1, 2, 0, FLOAT, 2, 2, 3, 0, -1, 0, 1, -1, 0]);
+    const values = Float32Array.from({ length: 6 }, (_, i) => i);
+    const data: unknown[] = [null, null, null];
+    Object.defineProperty(data, 0, {
+      get() {
+        // The transfer moves the plan's memory to `moved`: overwritten, a plan read late is garbage.
+        const moved = structuredClone(plan.buffer, { transfer: [plan.buffer] });
+        new Float64Array(moved).fill(7777);
+        return values;
+      },
+    });
+    const [y, s] = (await native.run(plan, data as Float32Array[], {})) as { dims: number[]; data: ArrayBuffer }[];
+    expect(plan.byteLength).toBe(0);
+    expect(y.dims).toEqual([2, 3]);
+    expect(Array.from(new Float32Array(y.data))).toEqual(Array.from(values));
+    expect(Array.from(new BigInt64Array(s.data), Number)).toEqual([2, 3]);
+  });
+});
+
+describe('values a run cannot take', () => {
+  it('a string tensor element that is not a string, and dims that are not numbers: ONEBIT_INPUT errors', async () => {
+    const strings = model({
+      name: 'strings',
+      node: [node('Identity', ['x'], ['y'])],
+      input: [valueInfo('x', DataType.STRING, [2])],
+      output: [valueInfo('y', DataType.STRING, [2])],
+    });
+    const session = await ort.InferenceSession.create(strings, onebit);
+    const fine = await session.run({ x: new ort.Tensor('string', ['a', 'b'], [2]) });
+    expect(fine.y.data).toEqual(['a', 'b']);
+    const symbol = new ort.Tensor('string', ['a', 'b'], [2]);
+    (symbol.data as unknown[])[1] = Symbol('b');
+    await expect(session.run({ x: symbol })).rejects.toMatchObject({
+      code: 'ONEBIT_INPUT',
+      message: "input 'x' is a string tensor, but its element 1 is not a string",
+    });
+    const bigint = new ort.Tensor('string', ['a', 'b'], [2]);
+    (bigint as unknown as { dims: unknown[] }).dims = [2n];
+    await expect(session.run({ x: bigint })).rejects.toMatchObject({
+      code: 'ONEBIT_INPUT',
+      message: expect.stringMatching(/input 'x' has dims 2: they must be an array of numbers/),
+    });
+    await session.release();
   });
 });
