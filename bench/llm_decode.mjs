@@ -3,8 +3,11 @@
 // (onebit EP, ORT's CPU EP on the same model, ORT fp32), onebit-run with the A8W8 model (onebit EP,
 // ORT's CPU EP) and llama.cpp on the Q4_1 GGUF those models come from; per thread count, rounds
 // alternate the three runs. Prints one JSON line a run, then median and min–max per arm, and the EP
-// int4's ratio to llama.cpp, to ORT int4 and to the EP's A8W8 within each round.
-//   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64]
+// int4's ratio to llama.cpp, to ORT int4 and to the EP's A8W8 within each round. Each run times its
+// process's first generation, as a one-shot command does; --warmup N times the one after N untimed
+// generations instead (onebit-run --warmup N; llama.cpp's last of N + 1 rounds), as a long-running app
+// sees it.
+//   node bench/llm_decode.mjs [--threads 1,2] [--rounds 5] [--tokens 64] [--prompt-tokens 64] [--warmup 0]
 // Needs npm run build:ts, the built models (onebit-run builds them) and npm ci --prefix bench/llama_cpp.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     tokens: { type: 'string', default: '64' },
     'prompt-tokens': { type: 'string', default: '64' },
+    warmup: { type: 'string', default: '0' },
   },
 });
 const python = path.join(root, '.venv', 'bin', 'python');
@@ -50,6 +54,8 @@ function onebitRun(weights, threads) {
       values['prompt-tokens'],
       '--max-tokens',
       values.tokens,
+      '--warmup',
+      values.warmup,
       '--json',
     ],
     { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
@@ -76,7 +82,7 @@ function llamaCpp(threads) {
       '--tokens',
       values.tokens,
       '--rounds',
-      '1',
+      String(Number(values.warmup) + 1),
       '--prompt-file',
       evaluation,
     ],

@@ -62,6 +62,8 @@ export interface GenerationReport {
   /** The EP's host kernel (one of HOST_KERNELS). */
   hostKernel: string;
   threads: number;
+  /** Untimed generations of each arm before its timed one (--warmup). */
+  warmup: number;
   device: string;
   /** The user turn: --prompt, or with --prompt-tokens the start of the evaluation text. */
   prompt: string;
@@ -135,6 +137,25 @@ async function runArm(
   };
 }
 
+/**
+ * `passes` untimed runs of the arm, each from an empty cache, before its timed one (--warmup): what a
+ * long-running app has done before its next generation (V8 has compiled the run path; the first
+ * ~128 runs of a 121-value decoder step were 2-4 times slower in Node: docs/benchmarks-log.md, Session 17).
+ */
+async function warmUp(
+  arm: ArmName,
+  decoder: KvDecoder,
+  passes: number,
+  promptIds: number[],
+  vocab: number,
+  next: (step: number, logits: Float32Array) => number | null,
+): Promise<void> {
+  for (let i = 0; i < passes; ++i) {
+    await runArm(arm, decoder, promptIds, vocab, next);
+    decoder.reset();
+  }
+}
+
 /** The folder's evaluation text; missing or empty, the error names the file. */
 function evaluationText(files: Smollm2Files): string {
   let text: string;
@@ -181,7 +202,13 @@ export async function runGeneration(
   const generated: number[] = [];
   const stream = new TextStream(tokenizer);
   const eos = files.chat.eos_token_id;
-  const ours = await runArm('onebit', new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step, logits) => {
+  const decoder = new KvDecoder(session, files, ort.Tensor);
+  // The warm-up generates as the timed run does (greedy, the same stop), without streaming the text.
+  await warmUp('onebit', decoder, args.warmup, promptIds, vocab, (step, logits) => {
+    const token = argmax(logits, 0, vocab);
+    return token === eos || step + 1 >= args.maxTokens ? null : token;
+  });
+  const ours = await runArm('onebit', decoder, promptIds, vocab, (step, logits) => {
     const token = argmax(logits, 0, vocab);
     generated.push(token);
     if (token !== eos) write(stream.push(token));
@@ -189,7 +216,7 @@ export async function runGeneration(
   });
   write('\n');
   const counters = onebit.counters(session);
-  const expectedGroupRuns = files.projections * ours.steps.length;
+  const expectedGroupRuns = files.projections * ours.steps.length * (args.warmup + 1);
   const onebitPhase = peakRssMiB();
   await session.release();
 
@@ -198,9 +225,10 @@ export async function runGeneration(
   for (const arm of ['ortQdq', 'ortFp32'] as const) {
     progress.update(`${armLabel(arm, files.weights)}: prefill and ${generated.length - 1} decode steps`);
     session = await createSession(arm, files, args);
-    arms[arm] = await runArm(arm, new KvDecoder(session, files, ort.Tensor), promptIds, vocab, (step) =>
-      step < generated.length - 1 ? generated[step] : null,
-    );
+    const forced = new KvDecoder(session, files, ort.Tensor);
+    const teacher = (step: number) => (step < generated.length - 1 ? generated[step] : null);
+    await warmUp(arm, forced, args.warmup, promptIds, vocab, teacher);
+    arms[arm] = await runArm(arm, forced, promptIds, vocab, teacher);
     await session.release();
   }
   progress.done();
@@ -233,6 +261,7 @@ export async function runGeneration(
     ortInt8: await checkOrtInt8(),
     hostKernel: nativeConstants().hostKernel,
     threads: args.threads,
+    warmup: args.warmup,
     device: args.device,
     prompt: user,
     promptTokens: promptIds.length,

@@ -28,7 +28,8 @@ export function formatGenerationReport(r: GenerationReport): string {
     `onebit-run: SmolLM2-135M-Instruct, ${r.model.layers} layers, ${r.model.projections} ${r.model.format === 'int4' ? 'int4 MatMulNBits projections' : `A8W8 projections, ${r.model.activations} activations`} (weights ${r.model.weights})`,
     `ORT ${r.ortVersion}, ${r.threads} intra-op thread(s), host kernel ${r.hostKernel}, device ${r.device}; ` +
       `prompt ${r.promptTokens} tokens (chat template${r.promptSource === 'prompt' ? '' : ', user turn from the evaluation text'}), ` +
-      `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy`,
+      `${r.generatedTokens} generated (${r.stop === 'eos' ? 'end of turn' : '--max-tokens'}), greedy` +
+      (r.warmup > 0 ? `; timed after ${r.warmup} untimed generation(s) per arm` : ''),
     '',
     `${'arm'.padEnd(38)}${'prefill ms'.padStart(11)}${'prompt tok/s'.padStart(14)}${'decode tok/s'.padStart(14)}${'decode vs fp32'.padStart(16)}`,
   ];
