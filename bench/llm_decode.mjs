@@ -58,7 +58,7 @@ function onebitRun(weights, threads) {
       values.warmup,
       '--json',
     ],
-    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const r = JSON.parse(out);
   return r.arms.map((a) => ({
@@ -108,7 +108,7 @@ for (const threads of values.threads.split(',').map(Number)) {
     const thisRound = new Map();
     for (const run of [() => onebitRun('int4', threads), () => onebitRun('a8w8', threads), () => llamaCpp(threads)]) {
       for (const a of run()) {
-        console.log(JSON.stringify({ threads, round, ...a }));
+        console.log(JSON.stringify({ threads, round, warmup: Number(values.warmup), ...a }));
         if (!seen.has(a.arm)) seen.set(a.arm, []);
         seen.get(a.arm).push(a.decode);
         thisRound.set(a.arm, a.decode);

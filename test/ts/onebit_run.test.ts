@@ -90,3 +90,16 @@ describe('onebit-run', () => {
     expect(help.stdout).toMatch(/usage: onebit-run \[--model smollm2\|stack \| model.onnx\]/);
   });
 });
+
+describe('onebit-run --warmup', () => {
+  it('defaults to 0 for smollm2 (one timed generation, whatever --bench says) and to 1, or 3 with --bench, otherwise', async () => {
+    const { parseArgs } = (await import('../../ts/apps/cli/args.js')) as typeof import('../../ts/apps/cli/args.js');
+    expect(parseArgs([]).warmup).toBe(0);
+    expect(parseArgs(['--bench']).warmup).toBe(0);
+    expect(parseArgs(['--model', 'smollm2', '--warmup', '2']).warmup).toBe(2);
+    expect(parseArgs(['--model', 'stack']).warmup).toBe(1);
+    expect(parseArgs(['--model', 'stack', '--bench']).warmup).toBe(3);
+    expect(parseArgs(['model.onnx']).warmup).toBe(1);
+    expect(() => parseArgs(['--warmup', '-1'])).toThrow("--warmup needs an integer >= 0, got '-1'");
+  });
+});

@@ -44,7 +44,8 @@ smollm2 options:
                      accuracy_level 4; built from the same fp32 model on first use)
   --quality          also teacher-force the built-in evaluation text: KL(fp32 || QDQ), top-1 per arm
   --warmup N         untimed generations of each arm before its timed one (default 0: the timed one
-                     is the process's first, as for a one-shot command)
+                     is the process's first, as for a one-shot command); the counters and the peak
+                     RSS include them
   --layers N         keep the first N of the 30 layers (tests)
 
 stack and model file options:
@@ -136,7 +137,8 @@ export function parseArgs(argv: readonly string[]): RunArgs {
     quality: values.quality !== undefined,
     bench,
     lens: values.lens === undefined ? [1, 32] : counts('--lens', text(values.lens), 0),
-    warmup: integer('warmup', 0, bench ? 3 : models[0] === undefined || models[0] === 'smollm2' ? 0 : 1),
+    // smollm2 times one generation (--bench is a stack and model file option); the others time runs.
+    warmup: integer('warmup', 0, (models[0] ?? 'smollm2') === 'smollm2' ? 0 : bench ? 3 : 1),
     repeat: integer('repeat', 1, bench ? 20 : 5),
     threads: integer('threads', 0, 1),
     device: values.device === undefined ? 'auto' : deviceOption(text(values.device)),

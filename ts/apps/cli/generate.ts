@@ -141,6 +141,7 @@ async function runArm(
  * `passes` untimed runs of the arm, each from an empty cache, before its timed one (--warmup): what a
  * long-running app has done before its next generation (V8 has compiled the run path; the first
  * ~128 runs of a 121-value decoder step were 2-4 times slower in Node: docs/benchmarks-log.md, Session 17).
+ * Returns the forward passes it ran.
  */
 async function warmUp(
   arm: ArmName,
@@ -149,11 +150,15 @@ async function warmUp(
   promptIds: number[],
   vocab: number,
   next: (step: number, logits: Float32Array) => number | null,
-): Promise<void> {
+  progress: Progress,
+): Promise<number> {
+  let forwards = 0;
   for (let i = 0; i < passes; ++i) {
-    await runArm(arm, decoder, promptIds, vocab, next);
+    progress.update(`${arm}: untimed generation ${i + 1} of ${passes} (--warmup)`);
+    forwards += (await runArm(arm, decoder, promptIds, vocab, next)).steps.length;
     decoder.reset();
   }
+  return forwards;
 }
 
 /** The folder's evaluation text; missing or empty, the error names the file. */
@@ -204,10 +209,19 @@ export async function runGeneration(
   const eos = files.chat.eos_token_id;
   const decoder = new KvDecoder(session, files, ort.Tensor);
   // The warm-up generates as the timed run does (greedy, the same stop), without streaming the text.
-  await warmUp('onebit', decoder, args.warmup, promptIds, vocab, (step, logits) => {
-    const token = argmax(logits, 0, vocab);
-    return token === eos || step + 1 >= args.maxTokens ? null : token;
-  });
+  const warmUpForwards = await warmUp(
+    'onebit',
+    decoder,
+    args.warmup,
+    promptIds,
+    vocab,
+    (step, logits) => {
+      const token = argmax(logits, 0, vocab);
+      return token === eos || step + 1 >= args.maxTokens ? null : token;
+    },
+    progress,
+  );
+  progress.done();
   const ours = await runArm('onebit', decoder, promptIds, vocab, (step, logits) => {
     const token = argmax(logits, 0, vocab);
     generated.push(token);
@@ -216,7 +230,7 @@ export async function runGeneration(
   });
   write('\n');
   const counters = onebit.counters(session);
-  const expectedGroupRuns = files.projections * ours.steps.length * (args.warmup + 1);
+  const expectedGroupRuns = files.projections * (ours.steps.length + warmUpForwards);
   const onebitPhase = peakRssMiB();
   await session.release();
 
@@ -227,7 +241,7 @@ export async function runGeneration(
     session = await createSession(arm, files, args);
     const forced = new KvDecoder(session, files, ort.Tensor);
     const teacher = (step: number) => (step < generated.length - 1 ? generated[step] : null);
-    await warmUp(arm, forced, args.warmup, promptIds, vocab, teacher);
+    await warmUp(arm, forced, args.warmup, promptIds, vocab, teacher, progress);
     arms[arm] = await runArm(arm, forced, promptIds, vocab, teacher);
     await session.release();
   }
