@@ -5,7 +5,7 @@ CPU EP on the same model (the A8W8 and the int4 genai folders the builder writes
 these models come from; every arm once a round, rounds interleaved.
 
 usage: python bench/genai_decode.py [--rounds 5] [--tokens 64] [--prompt-tokens 64] [--threads 1]
-                                    [--layers N] [--no-onebit-run] [--llama-cpp] [--lib PATH]
+                                    [--layers N] [--no-onebit-run] [--llama-cpp] [--lib PATH] [--warmup 0]
 
 Prints one JSON line a measurement, then median and min-max per arm, and the EP int4's ratios to
 llama.cpp, ORT int4 and the EP's A8W8 within each round (median and min-max over the rounds). Decode tokens/s: genai's
@@ -16,6 +16,8 @@ as onebit-run's --prompt-tokens builds it. Needs onnxruntime-genai, the EP libra
 $ONEBIT_EP_LIB, else build/native/libonebit_ep.so), for the onebit-run arms `npm run build:ts`, and
 for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: the start of the evaluation text,
 decode.mjs --prompt-file, as bench/llm_decode.mjs gives it).
+--warmup N times each arm's generation after N untimed ones with the same model (genai: the same
+og.Model; onebit-run --warmup N; llama.cpp's last of N + 1 rounds), as bench/llm_decode.mjs does.
 Builds the model folder first if needed (with the int4 model)."""
 
 from __future__ import annotations
@@ -61,13 +63,19 @@ def prompt_ids(folder: pathlib.Path, manifest: dict, count: int) -> list[int]:
     return head + user[: count - len(head) - len(tail)] + tail
 
 
-def genai_decode(path: pathlib.Path, ep: bool, ids: list[int], tokens: int, threads: int) -> dict:
+def genai_decode(path: pathlib.Path, ep: bool, ids: list[int], tokens: int, threads: int, warmup: int) -> dict:
     config = og.Config(str(path))
     config.overlay(json.dumps({"model": {"decoder": {"session_options": {"intra_op_num_threads": threads}}}}))
     config.clear_providers()
     if ep:
         config.append_provider(EP_NAME)
     model = og.Model(config)
+    for _ in range(warmup):
+        generate(model, ids, tokens)
+    return generate(model, ids, tokens)
+
+
+def generate(model: og.Model, ids: list[int], tokens: int) -> dict:
     params = og.GeneratorParams(model)
     params.set_search_options(min_length=len(ids) + tokens, max_length=len(ids) + tokens)
     generator = og.Generator(model, params)
@@ -99,6 +107,8 @@ def onebit_run(weights: str, args) -> list[dict]:
         str(args.prompt_tokens),
         "--max-tokens",
         str(args.tokens),
+        "--warmup",
+        str(args.warmup),
         "--json",
     ]
     if args.layers:
@@ -119,10 +129,10 @@ def onebit_run(weights: str, args) -> list[dict]:
 
 
 def llama_cpp(folder: pathlib.Path, manifest: dict, args) -> dict:
-    """llama.cpp's decode of args.tokens tokens (bench/llama_cpp/decode.mjs, one round)."""
+    """llama.cpp's decode of args.tokens tokens (bench/llama_cpp/decode.mjs: the last of args.warmup + 1 rounds)."""
     prompt_file = str(folder / manifest["evaluation_text"])
     command = ["node", str(ROOT / "bench/llama_cpp/decode.mjs"), "--gguf", gguf_llama.packaged_gguf_path()]
-    command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", "1"]
+    command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", str(args.warmup + 1)]
     command += ["--prompt-file", prompt_file]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
@@ -143,7 +153,10 @@ def main() -> int:
     parser.add_argument("--no-onebit-run", action="store_true", help="leave out onebit-run's arms")
     parser.add_argument("--llama-cpp", action="store_true", help="add llama.cpp on the Q4_1 GGUF")
     parser.add_argument("--lib", default=os.environ.get("ONEBIT_EP_LIB", str(ROOT / "build/native/libonebit_ep.so")))
+    parser.add_argument("--warmup", type=int, default=0, help="untimed generations before each timed one")
     args = parser.parse_args()
+    if args.warmup < 0:
+        parser.error(f"--warmup takes a count >= 0, got {args.warmup}")
 
     log = lambda text: print(f"genai_decode: {text}", file=sys.stderr, flush=True)  # noqa: E731
     folder = pathlib.Path(
@@ -154,7 +167,7 @@ def main() -> int:
     og.register_execution_provider_library("onebit", os.path.abspath(args.lib))
     print(
         f"# onnxruntime-genai {og.__version__}, {args.threads} thread(s), prompt {len(ids)} tokens, "
-        f"{args.tokens} new tokens, {folder.name}",
+        f"{args.tokens} new tokens, {args.warmup} untimed generation(s) before each timed one, {folder.name}",
         flush=True,
     )
 
@@ -162,7 +175,7 @@ def main() -> int:
         (
             f"genai {'onebit EP' if ep else 'ORT CPU EP'}:{weights}",
             lambda weights=weights, ep=ep: genai_decode(
-                folder / manifest["genai"][weights], ep, ids, args.tokens, args.threads
+                folder / manifest["genai"][weights], ep, ids, args.tokens, args.threads, args.warmup
             ),
         )
         for weights in ("a8w8", "int4")
