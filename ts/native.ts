@@ -15,6 +15,17 @@ let runtime: RuntimeInfo | undefined;
 
 function addonPath(): string {
   if (addonFile) return addonFile;
+  // Another build of the addon (the sanitizer job's); the EP library beside it unless ONEBIT_EP_LIB says.
+  const fromEnv = process.env.ONEBIT_ADDON;
+  if (fromEnv) {
+    if (!path.isAbsolute(fromEnv) || !existsSync(fromEnv))
+      throw new OnebitLibraryError(
+        'ONEBIT_ADDON',
+        `ONEBIT_ADDON must be the absolute path of a built onebit-ep.node; there is no such file: ${fromEnv}`,
+      );
+    addonFile = fromEnv;
+    return addonFile;
+  }
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const nodeGypBuild = require('node-gyp-build') as { resolve(dir: string): string };

@@ -138,6 +138,15 @@ describe('library errors (fresh processes)', () => {
     expect(ran.stdout).toMatch(/npm rebuild onebit-ep/);
   });
 
+  it('ONEBIT_ADDON names no file, or not by an absolute path', () => {
+    for (const addon of ['/nonexistent/onebit-ep.node', 'build/Release/onebit-ep.node']) {
+      const ran = runNode(['-e', registerScript], repoRoot, { ONEBIT_ADDON: addon });
+      expect(ran.stdout).toContain(
+        `OnebitLibraryError: ONEBIT_ADDON must be the absolute path of a built onebit-ep.node; there is no such file: ${addon}`,
+      );
+    }
+  });
+
   it('the EP library is built for a newer ORT API', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'onebit-fake-'));
     writeFileSync(
