@@ -48,9 +48,11 @@ PlannedValue RunPlan::next(const std::vector<ValueMetadata>& all, const char* wh
   value.metadata = &all[value.index];
   // Put together only for an error (a string a value would be a heap allocation each).
   const auto name = [&] { return std::string(given_as) + " '" + value.metadata->name + "'"; };
-  if (std::find(taken_.begin(), taken_.end(), value.metadata) != taken_.end())
+  auto list = std::find_if(given_.begin(), given_.end(), [&](const auto& g) { return g.first == &all; });
+  if (list == given_.end()) list = given_.insert(given_.end(), {&all, std::vector<bool>(all.size())});
+  if (list->second[value.index])
     throw CodedError("ONEBIT_INPUT", std::string("run(): ") + what + " '" + value.metadata->name + "' given twice");
-  taken_.push_back(value.metadata);
+  list->second[value.index] = true;
   const double type = take("an element type");
   const size_t rank = count_of(take("a rank"), 64, [&] { return name() + "'s rank"; });
   if (type == -1 && rank == 0) {

@@ -12,6 +12,7 @@
 #include <onnxruntime_c_api.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "inference_session.h"
@@ -51,7 +52,8 @@ class RunPlan {
   std::vector<double> numbers_;
   size_t at_ = 0;
   size_t input_count_ = 0, output_count_ = 0;
-  std::vector<const ValueMetadata*> taken_;  // the values read so far
+  // Per metadata list read from (inputs, outputs): which of its entries the plan has given.
+  std::vector<std::pair<const std::vector<ValueMetadata>*, std::vector<bool>>> given_;
 };
 
 }  // namespace onebit::node

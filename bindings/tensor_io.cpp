@@ -252,9 +252,15 @@ bool fits_array_buffer(const std::vector<int64_t>& dims) {
 
 namespace {
 
-// A new OrtValue over `memory` (owned by `owner`), kept in `kept` for the runs after this one.
+// An OrtValue over `memory` if it is ours (an earlier output, allocate_tensor's): `kept`'s when it
+// serves, else a new one, kept there for the runs after this one; its owner added to `borrowed`.
+// Null for memory that is not ours, and for none at all (nothing to point at).
 RunValue value_over_ours(const ByteRange& memory, ONNXTensorElementDataType type, const std::vector<int64_t>& dims,
-                         SharedOutput owner, KeptValue& kept, std::vector<SharedOutput>& borrowed) {
+                         KeptValue& kept, std::vector<SharedOutput>& borrowed) {
+  if (memory.size == 0) return nullptr;
+  if (RunValue value = kept.reuse(memory, type, dims, borrowed)) return value;
+  SharedOutput owner = find_output(memory.begin, memory.size);
+  if (!owner) return nullptr;
   RunValue value = run_value(tensor_over(memory, type, dims));
   kept.keep(memory, type, dims, owner, value);
   borrowed.push_back(std::move(owner));
@@ -269,9 +275,7 @@ RunValue input_value(const std::string& name, ONNXTensorElementDataType type, co
   const ByteRange memory = typed_array_bytes({"input", name}, "ONEBIT_INPUT", type, dims, data);
   // Memory of ours (a KV cache fed back) is read in place; `borrowed` keeps it alive through the run
   // even if the caller transfers or drops the buffer meanwhile.
-  if (RunValue value = kept.reuse(memory, type, dims, borrowed)) return value;
-  if (SharedOutput owner = memory.size > 0 ? find_output(memory.begin, memory.size) : nullptr)
-    return value_over_ours(memory, type, dims, std::move(owner), kept, borrowed);
+  if (RunValue value = value_over_ours(memory, type, dims, kept, borrowed)) return value;
   // Any other buffer is copied now, on the JS thread: the run reads it on a worker thread, and the
   // caller may transfer, detach or overwrite its buffer meanwhile (or share it with other threads).
   if (memory.size == 0) return run_value(ort_owned_tensor(type, dims));
@@ -294,10 +298,7 @@ RunValue preallocated_output(const std::string& name, ONNXTensorElementDataType 
           "ONEBIT_INPUT",
           what.text() + " shares memory with another pre-allocated output of this run: give each its own buffer");
   taken.push_back(memory);
-  if (!in_place || memory.size == 0) return nullptr;
-  if (RunValue value = kept.reuse(memory, type, dims, borrowed)) return value;
-  SharedOutput owner = find_output(memory.begin, memory.size);
-  return owner ? value_over_ours(memory, type, dims, std::move(owner), kept, borrowed) : nullptr;
+  return in_place ? value_over_ours(memory, type, dims, kept, borrowed) : nullptr;
 }
 
 namespace {

@@ -18,7 +18,7 @@ export interface NativeValueMetadata {
 
 export interface NativeTensor {
   type: number;
-  dims: number[];
+  dims: readonly number[];
   data: ArrayBufferView | string[];
 }
 

@@ -39,7 +39,7 @@ function nativeTensor(what: string, value: OnnxValue, metadata: InferenceSession
   if (!Array.isArray(dims) || dims.some((d) => typeof d !== 'number'))
     throw new OnebitInputError(`${what} has dims ${String(dims)}: they must be an array of numbers`);
   checkShape(what, tensor.dims, metadata.isTensor ? metadata.shape : undefined);
-  return { type: onnxTypeOf(tensor.type), dims: [...tensor.dims], data: tensor.data as ArrayBufferView | string[] };
+  return { type: onnxTypeOf(tensor.type), dims: tensor.dims, data: tensor.data as ArrayBufferView | string[] };
 }
 
 export function nativeFeed(
