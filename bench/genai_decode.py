@@ -14,8 +14,8 @@ the last token and counts tokens - 1 model calls; a minimum length keeps every a
 The prompt is --prompt-tokens tokens, the chat template around the start of the evaluation text,
 as onebit-run's --prompt-tokens builds it. Needs onnxruntime-genai, the EP library (--lib, else
 $ONEBIT_EP_LIB, else build/native/libonebit_ep.so), for the onebit-run arms `npm run build:ts`, and
-for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: the start of the evaluation text,
-decode.mjs --prompt-file, as bench/llm_decode.mjs gives it).
+for llama.cpp's `npm ci --prefix bench/llama_cpp` (its prompt: as many tokens from the start of the
+evaluation text, decode.mjs --prompt-file --prompt-tokens, as bench/llm_decode.mjs gives it).
 --warmup N times each arm's generation after N untimed ones with the same model (genai: the same
 og.Model; onebit-run --warmup N; llama.cpp's last of N + 1 rounds), as bench/llm_decode.mjs does.
 Builds the model folder first if needed (with the int4 model)."""
@@ -133,7 +133,7 @@ def llama_cpp(folder: pathlib.Path, manifest: dict, args) -> dict:
     prompt_file = str(folder / manifest["evaluation_text"])
     command = ["node", str(ROOT / "bench/llama_cpp/decode.mjs"), "--gguf", gguf_llama.packaged_gguf_path()]
     command += ["--threads", str(args.threads), "--tokens", str(args.tokens), "--rounds", str(args.warmup + 1)]
-    command += ["--prompt-file", prompt_file]
+    command += ["--prompt-file", prompt_file, "--prompt-tokens", str(args.prompt_tokens)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(

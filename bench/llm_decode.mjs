@@ -37,7 +37,7 @@ const [gguf, cache] = execFileSync(
 )
   .trim()
   .split('\n');
-// llama.cpp's prompt: the start of the evaluation text, as onebit-run's --prompt-tokens prompt
+// llama.cpp's prompt: as many tokens from the start of the evaluation text as onebit-run's --prompt-tokens prompt
 // (onebit-run builds the folder on first use: run it once before).
 const evaluation = path.join(cache, 'smollm2-v6-full', 'evaluation.txt');
 
@@ -85,6 +85,8 @@ function llamaCpp(threads) {
       String(Number(values.warmup) + 1),
       '--prompt-file',
       evaluation,
+      '--prompt-tokens',
+      values['prompt-tokens'],
     ],
     { cwd: root, encoding: 'utf8' },
   );

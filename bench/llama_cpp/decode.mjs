@@ -3,9 +3,10 @@
 // per round, {"round", "threads", "prompt_tokens", "decode_tokens", "decode_tok_s"}. Decode time runs
 // from the first generated token to the last, so the prompt's evaluation is not in it.
 //   node bench/llama_cpp/decode.mjs --gguf FILE [--threads 1] [--tokens 64] [--rounds 3]
-//                                   [--prompt TEXT | --prompt-file FILE]
-// --prompt-file: the prompt is the file's first 300 characters (the benchmarks pass SmolLM2's
-// evaluation text, whose start onebit-run's --prompt-tokens prompt is made of too).
+//                                   [--prompt TEXT | --prompt-file FILE [--prompt-tokens N]]
+// --prompt-file: the prompt is the first N tokens of the file (default 64; the benchmarks pass
+// SmolLM2's evaluation text, whose start onebit-run's --prompt-tokens prompt is made of too, and the
+// same N, so every arm decodes after a context of the same length: attention's cost grows with it).
 // Install first: npm ci --prefix bench/llama_cpp
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     prompt: { type: 'string', default: 'The lighthouse keeper climbed the stairs and' },
     'prompt-file': { type: 'string' },
+    'prompt-tokens': { type: 'string', default: '64' },
   },
 });
 if (!values.gguf) throw new Error('decode.mjs: --gguf FILE is required');
@@ -27,9 +29,19 @@ const tokens = Number(values.tokens);
 
 const llama = await getLlama({ gpu: false, build: 'never' });
 const model = await llama.loadModel({ modelPath: values.gguf });
-const prompt = model.tokenize(
-  values['prompt-file'] ? readFileSync(values['prompt-file'], 'utf8').slice(0, 300) : values.prompt,
-);
+const prompt = values['prompt-file']
+  ? fileTokens(values['prompt-file'], Number(values['prompt-tokens']))
+  : model.tokenize(values.prompt);
+
+// The first `count` tokens of a text file.
+function fileTokens(file, count) {
+  const tokens = model.tokenize(readFileSync(file, 'utf8'));
+  if (!(Number.isInteger(count) && count > 0 && count <= tokens.length))
+    throw new Error(
+      `decode.mjs: --prompt-tokens ${count}: ${file} holds ${tokens.length} tokens; give 1 to ${tokens.length}`,
+    );
+  return tokens.slice(0, count);
+}
 for (let round = 1; round <= Number(values.rounds); ++round) {
   // A fresh context a round: every round decodes from the same empty cache.
   const context = await model.createContext({ threads, contextSize: prompt.length + tokens + 16 });
