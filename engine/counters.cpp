@@ -28,6 +28,7 @@ constexpr const char* kNames[] = {
     "packed_cache_writes",
     "host_ns",
     "device_ns",
+    "attention_runs",
 };
 static_assert(std::size(kNames) == static_cast<size_t>(Counter::Count), "one name per counter");
 

@@ -31,6 +31,7 @@ enum class Counter {
   PackedCacheWrites,  // weights packed and written to the packed-weights cache folder
   HostNs,             // time in host calls (gemm_q8 + epilogue)
   DeviceNs,           // time in device calls (upload, launches, syncs, epilogue)
+  AttentionRuns,      // GroupQueryAttention executions on the EP (ep/attention_kernel.h)
   Count
 };
 

@@ -56,13 +56,13 @@ void parse_trace(const std::string& key, const std::string& value, EpOptions& op
   options.trace_file_from = key;
 }
 
-// ONEBIT_SHARE_WEIGHTS: unset, empty or "1" shares packed weights between sessions, "0" does not.
-bool share_weights_from_env() {
-  const char* env = std::getenv("ONEBIT_SHARE_WEIGHTS");
+// A switch in the environment: unset, empty or `on` is true, `off` false, anything else an error.
+bool env_switch(const char* name, const char* on, const char* off) {
+  const char* env = std::getenv(name);
   const std::string value = env == nullptr ? "" : env;
-  if (value.empty() || value == "1") return true;
-  if (value == "0") return false;
-  throw std::invalid_argument("onebit: ONEBIT_SHARE_WEIGHTS=" + value + " is invalid: use 0 or 1");
+  if (value.empty() || value == on) return true;
+  if (value == off) return false;
+  throw std::invalid_argument("onebit: " + std::string(name) + "=" + value + " is invalid: use " + on + " or " + off);
 }
 
 // A packed_cache_dir value: an existing directory this process may write into, else an error
@@ -136,7 +136,10 @@ EpOptions parse_ep_options(const std::map<std::string, std::string>& entries) {
   const char* env = std::getenv("ONEBIT_EP_TRACE");
   if (env != nullptr && *env != '\0') parse_trace("ONEBIT_EP_TRACE", env, options);
   options.activation_matmuls = activation_matmuls_from_env();
-  options.share_weights = share_weights_from_env();
+  // ONEBIT_SHARE_WEIGHTS=0: no packed weights shared between sessions; ONEBIT_ATTENTION=ort: no
+  // GroupQueryAttention claimed.
+  options.share_weights = env_switch("ONEBIT_SHARE_WEIGHTS", "1", "0");
+  options.claim_attention = env_switch("ONEBIT_ATTENTION", "onebit", "ort");
   const char* cache_env = std::getenv("ONEBIT_PACKED_CACHE_DIR");
   if (options.packed_cache_dir.empty() && cache_env != nullptr && *cache_env != '\0')
     options.packed_cache_dir = checked_cache_dir("ONEBIT_PACKED_CACHE_DIR", cache_env);

@@ -83,6 +83,9 @@ struct EpOptions {
   // Packed weights shared with the process's other sessions (engine/shared_weights.h);
   // ONEBIT_SHARE_WEIGHTS=0 gives the session its own copy (not an option: for measuring).
   bool share_weights = true;
+  // GroupQueryAttention nodes claimed (ep/attention_kernel.h); ONEBIT_ATTENTION=ort leaves them to
+  // ORT (not an option: for measuring the difference).
+  bool claim_attention = true;
   // A packed-weights cache folder shared with other processes (engine/packed_cache.h); empty =
   // none. ONEBIT_PACKED_CACHE_DIR gives it to sessions that do not set it. Checked here: an
   // existing, writable directory.

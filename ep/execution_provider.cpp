@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "attention_kernel.h"
 #include "counters_export.h"
 #include "fused_kernel.h"
 #include "graph_index.h"
@@ -67,6 +68,23 @@ std::string sibling_key(const GroupMatch& match, const GroupPlan& plan) {
   // By the value it writes, never the node's name: any number of nodes may have an empty name.
   if (match.quantize_in) return "quantized into " + match.quantize_in->outputs.at(0);
   return "reads " + match.x;
+}
+
+// Each GroupQueryAttention node the EP computes, as a fused node of its own that keeps its
+// constant inputs (the cos/sin caches every layer shares).
+void claim_attention_nodes(const SessionContext& session, const GraphIndex& index, OrtEpGraphSupportInfo* support) {
+  for (const NodeInfo& node : index.nodes()) {
+    if (!is_attention(node)) continue;
+    if (std::string reason = attention_decline(index, node); !reason.empty()) {
+      log(session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
+      continue;
+    }
+    OrtNodeFusionOptions fusion{};
+    fusion.ort_version_supported = ORT_API_VERSION;
+    fusion.drop_constant_initializers = false;
+    check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, &node.node, 1, &fusion));
+    log(session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
+  }
 }
 
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
@@ -145,6 +163,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
       check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
     }
+    if (self(ep).session.options.claim_attention) claim_attention_nodes(self(ep).session, index, support);
   });
 }
 
@@ -193,13 +212,15 @@ GroupKernel compile_group(const GroupMatch& match, const GraphIndex& index, cons
   return {std::move(plan), inputs, outputs};
 }
 
-// The kernel of one fused node: each of its groups (one, or siblings: sibling_key), in the fused
-// graph's order.
-FusedKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
+// The kernel of one fused node: a GroupQueryAttention node, or each of its groups (one, or
+// siblings: sibling_key), in the fused graph's order.
+NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node, SessionContext& session) {
   const char* name = nullptr;
   check(ort().Node_GetName(fused_node, &name));
   const std::string fused_name = name;
   const GraphIndex index(graph);
+  if (index.nodes().size() == 1 && is_attention(index.nodes()[0]))
+    return compile_attention(index.nodes()[0], fused_node, session);
   std::vector<GroupKernel> groups;
   std::set<std::string> quantizer_outputs_taken;
   for (const NodeInfo& node : index.nodes()) {
@@ -230,15 +251,16 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
   OrtStatus* status = guarded([&] {
     SessionContext& session = self(ep).session;
     for (size_t i = 0; i < count; ++i) {
-      auto* kernel = compile_fused_node(graphs[i], fused_nodes[i], session);
+      NodeKernel* kernel = compile_fused_node(graphs[i], fused_nodes[i], session);
       infos[i] = kernel;
       if (ep_context_nodes) ep_context_nodes[i] = nullptr;
-      onebit::count(session.counters, Counter::Groups, kernel->groups.size());
+      if (auto* groups = dynamic_cast<FusedKernel*>(kernel))
+        onebit::count(session.counters, Counter::Groups, groups->groups.size());
     }
   });
   if (status != nullptr) {
     for (size_t i = 0; i < count; ++i) {
-      delete static_cast<FusedKernel*>(infos[i]);
+      delete static_cast<NodeKernel*>(infos[i]);
       infos[i] = nullptr;
     }
   }
@@ -246,7 +268,7 @@ OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNod
 }
 
 void ORT_API_CALL release_infos(OrtEp*, OrtNodeComputeInfo** infos, size_t count) noexcept {
-  for (size_t i = 0; i < count; ++i) delete static_cast<FusedKernel*>(infos[i]);
+  for (size_t i = 0; i < count; ++i) delete static_cast<NodeKernel*>(infos[i]);
 }
 
 }  // namespace

@@ -136,9 +136,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(std::vector<GroupKernel> g, SessionContext& s)
-    : OrtNodeComputeInfo{}, groups(std::move(g)), session(s) {
-  ort_version_supported = ORT_API_VERSION;
+FusedKernel::FusedKernel(std::vector<GroupKernel> g, SessionContext& s) : groups(std::move(g)), session(s) {
   CreateState = create_state;
   Compute = compute;
   ReleaseState = release_state;

@@ -5,7 +5,7 @@
 #pragma once
 #include "group_plan.h"
 #include "kernel_inputs.h"
-#include "ort_api.h"
+#include "node_kernel.h"
 #include "session_context.h"
 
 namespace onebit {
@@ -17,7 +17,7 @@ struct GroupKernel {
   KernelOutputs outputs;
 };
 
-struct FusedKernel : OrtNodeComputeInfo {
+struct FusedKernel : NodeKernel {
   FusedKernel(std::vector<GroupKernel> groups, SessionContext& session);
 
   std::vector<GroupKernel> groups;

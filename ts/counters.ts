@@ -50,6 +50,8 @@ export interface OnebitCounters {
   hostNs: number;
   /** Nanoseconds in device calls (upload, launches, syncs, epilogue). */
   deviceNs: number;
+  /** GroupQueryAttention executions on the EP (its decoder attention: float32, over the KV cache). */
+  attentionRuns: number;
   /** @deprecated Renamed `groupRuns` (the same value); this alias warns once and goes in the next release. */
   readonly qdqRuns: number;
   /** Counters a newer EP library reports that this version does not name yet. */

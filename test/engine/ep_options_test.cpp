@@ -154,8 +154,20 @@ TEST_F(EpOptionsTest, ShareWeightsFromTheEnvironment) {
   EXPECT_TRUE(parse_ep_options({}).share_weights);
   setenv("ONEBIT_SHARE_WEIGHTS", "off", 1);
   const std::string bad = error_of({});
-  EXPECT_EQ(bad, "onebit: ONEBIT_SHARE_WEIGHTS=off is invalid: use 0 or 1");
+  EXPECT_EQ(bad, "onebit: ONEBIT_SHARE_WEIGHTS=off is invalid: use 1 or 0");
   unsetenv("ONEBIT_SHARE_WEIGHTS");
+}
+
+TEST_F(EpOptionsTest, AttentionFromTheEnvironment) {
+  unsetenv("ONEBIT_ATTENTION");
+  EXPECT_TRUE(parse_ep_options({}).claim_attention);
+  setenv("ONEBIT_ATTENTION", "ort", 1);
+  EXPECT_FALSE(parse_ep_options({}).claim_attention);
+  setenv("ONEBIT_ATTENTION", "onebit", 1);
+  EXPECT_TRUE(parse_ep_options({}).claim_attention);
+  setenv("ONEBIT_ATTENTION", "cpu", 1);
+  EXPECT_EQ(error_of({}), "onebit: ONEBIT_ATTENTION=cpu is invalid: use onebit or ort");
+  unsetenv("ONEBIT_ATTENTION");
 }
 
 TEST_F(EpOptionsTest, PackedCacheDirIsAWritableDirectory) {

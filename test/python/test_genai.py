@@ -153,6 +153,7 @@ def test_genai_runs_every_projection_on_the_ep(built, genai_ep, weights):
     assert counters["groups"] == manifest["projections"]
     # One prefill, then one call per new token but the last.
     assert counters["group_runs"] == NEW_TOKENS * manifest["projections"]
+    assert counters["attention_runs"] == NEW_TOKENS * manifest["config"]["layers"]
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
@@ -175,10 +176,16 @@ def test_genai_decode_equals_the_ep_on_the_whole_sequence(built, genai_ep, ep_li
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
-def test_genai_ep_logits_equal_ort_cpu(built, genai_ep, weights):
+def test_genai_ep_logits_equal_ort_cpu(built, genai_ep, weights, monkeypatch):
     """The prompt's logits within BOUND, the greedy token at every step. (Over the decode steps one
     A8W8 activation can round the other way, exact integer sums against float ones, and move that
-    step's logits by ~1 %: the test above checks the steps against the EP on the whole sequence.)"""
+    step's logits by ~1 %: the test above checks the steps against the EP on the whole sequence.)
+    For A8W8 the EP leaves attention to ORT here: its attention output differs from ORT's by float
+    rounding (1e-6, test_group_query_attention.py), and a static uint8 quantization of it can then
+    round the other way too (on the full model, a 24-token prompt: layer 8, logits moved by 2.8 of
+    29); this test is about the quantized MatMuls."""
+    if weights == "a8w8":
+        monkeypatch.setenv("ONEBIT_ATTENTION", "ort")
     path = folder(built, weights)
     ids = prompt_ids(path)
     m = model(path, es.EP_NAME)

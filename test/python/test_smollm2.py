@@ -122,7 +122,9 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     counters = es.parse_trace(err["text"])[0]
     assert counters["groups"] == manifest["projections"]
     assert counters["group_runs"] == 2 * manifest["projections"]
-    assert fused == 4 * LAYERS + 1  # siblings fuse: q/k/v, o, gate/up, down per layer, and lm_head
+    assert counters["attention_runs"] == 2 * LAYERS
+    # Siblings fuse: q/k/v, o, gate/up, down and the attention per layer, and lm_head.
+    assert fused == 5 * LAYERS + 1
     ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}
     assert ours == set(llama_onnx.projection_nodes(weights.config))
     # With uint8 activations every activation QuantizeLinear runs on the EP: in its group (o, down,
@@ -131,12 +133,14 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert quantize_on_ep == (4 * LAYERS + 1 if activations == "uint8" else 0)
     if activations == "uint8":
         assert [n for n, op in assignment["CPUExecutionProvider"] if op == "QuantizeLinear"] == []
-    # What stays on ORT: no MatMul; attention (its activation x activation products included) is
-    # one float GroupQueryAttention node a layer, on purpose.
+    # What stays on ORT: no MatMul and no attention (each layer's float GroupQueryAttention node,
+    # its activation x activation products included, runs on the EP: ep/attention_kernel.h).
     left = [
         (name, op) for name, op in assignment["CPUExecutionProvider"] if op in ("MatMul", "Gemm", "GroupQueryAttention")
     ]
-    assert sorted(left) == [(f"layers.{i}.attention", "GroupQueryAttention") for i in range(LAYERS)]
+    assert left == []
+    attention = sorted(name for name, op in assignment[es.EP_NAME] if op == "GroupQueryAttention")
+    assert attention == [f"layers.{i}.attention" for i in range(LAYERS)]
 
 
 @pytest.mark.builder
