@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "engine/counters.h"
@@ -111,6 +112,7 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
     fail("query " + dims_text(q) + ": its last dimension is not a multiple of " + str(width) + " heads");
   shape.head_size = static_cast<size_t>(q[2]) / width;
   const int64_t b = q[0], s = q[1], d = static_cast<int64_t>(shape.head_size);
+  if (s == 0) fail("query " + dims_text(q) + " has no rows");
   if (!shape.packed_qkv)
     for (Input i : {Key, Value})
       if (in[i].shape.dims != std::vector<int64_t>{b, s, static_cast<int64_t>(kv_heads) * d})
@@ -145,13 +147,13 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
   size_t positions = 0;
   if (rotary) {
     if (!inputs[Cos] || !inputs[Sin]) fail("do_rotary=1 without cos_cache and sin_cache");
-    const std::vector<int64_t>& cos = in[Cos].shape.dims;
-    if (cos.size() != 2 || in[Sin].shape.dims != cos || cos[1] < 1 || 2 * cos[1] > d)
-      fail("cos_cache " + dims_text(cos) + " and sin_cache " + dims_text(in[Sin].shape.dims) +
-           " are not both [positions, at most " + str(d / 2) + "]");
+    const std::vector<int64_t>&cos = in[Cos].shape.dims, &sin = in[Sin].shape.dims;
+    if (cos.size() != 2 || sin.size() != 2 || sin[1] != cos[1] || 2 * cos[1] > d)
+      fail("cos_cache " + dims_text(cos) + " and sin_cache " + dims_text(sin) + " are not both [positions, at most " +
+           str(d / 2) + "]");
     shape.rotary_dim = static_cast<size_t>(2 * cos[1]);
     shape.rotary_interleaved = interleaved;
-    positions = static_cast<size_t>(cos[0]);
+    positions = static_cast<size_t>(std::min(cos[0], sin[0]));
     call.cos = static_cast<const float*>(in[Cos].data);
     call.sin = static_cast<const float*>(in[Sin].data);
   }
@@ -167,7 +169,8 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
       fail("seqlens_k[" + str(e) + "] = " + str(call.seqlens_k[e]) + " does not fit " + str(s) +
            " new rows, total_sequence_length " + str(total) + " and a past of " + str(past[2]) + " rows");
     if (rotary && static_cast<size_t>(past_rows + s) > positions)
-      fail("position " + str(past_rows + s - 1) + " is past cos_cache's " + str(positions) + " rows");
+      fail("position " + str(past_rows + s - 1) + " is past the " + str(positions) +
+           " rows of cos_cache and sin_cache");
   }
 
   const std::vector<int64_t> out_dims{b, s, static_cast<int64_t>(heads) * d};
@@ -198,6 +201,39 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
   count(session.counters, Counter::AttentionRuns);
 }
 
+// The attributes the EP computes, with the values it computes them at: the schema's defaults (which
+// ORT hands over for attributes a model leaves out) or, for the ones it implements, any value it
+// can take. Anything else — a sliding window, a soft cap, smooth softmax, bidirectional attention,
+// a quantized cache, or an attribute a later schema adds — is declined: a new attribute is left to
+// ORT rather than ignored.
+std::string attribute_decline(const NodeInfo& node) {
+  using IntRule = bool (*)(int64_t);
+  static const std::map<std::string, IntRule> ints = {
+      {"num_heads", [](int64_t) { return true; }},  // checked with kv_num_heads
+      {"kv_num_heads", [](int64_t) { return true; }},
+      {"do_rotary", [](int64_t v) { return v == 0 || v == 1; }},
+      {"rotary_interleaved", [](int64_t v) { return v == 0 || v == 1; }},
+      {"causal", [](int64_t v) { return v == 1; }},
+      {"local_window_size", [](int64_t v) { return v == -1; }},
+      {"smooth_softmax", [](int64_t v) { return v == -1 || v == 0; }},
+      {"qk_output", [](int64_t v) { return v == 0; }},
+      {"sliding_window_cache", [](int64_t v) { return v == 0; }},
+      {"kv_cache_bit_width", [](int64_t v) { return v == 0; }},
+  };
+  for (const auto& [name, value] : node.int_attrs)
+    if (auto rule = ints.find(name); rule == ints.end() || !rule->second(value))
+      return name + "=" + str(value) + " is not computed by the EP";
+  for (const auto& [name, value] : node.float_attrs) {
+    const bool computed =
+        name == "scale" || (name == "softcap" && value == 0.0f) || (name == "qk_norm_epsilon" && value == 1e-6f);
+    if (!computed) return name + "=" + std::to_string(value) + " is not computed by the EP";
+  }
+  for (const auto& [name, value] : node.string_attrs)
+    if (!((name == "k_quant_type" || name == "v_quant_type") && value == "NONE"))
+      return name + "=" + value + " is not computed by the EP";
+  return "";
+}
+
 }  // namespace
 
 bool is_attention(const NodeInfo& node) {
@@ -208,15 +244,8 @@ std::string attention_decline(const GraphIndex& graph, const NodeInfo& node) {
   const int64_t heads = node.int_attr("num_heads").value_or(0), kv_heads = node.int_attr("kv_num_heads").value_or(0);
   if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0)
     return "num_heads " + str(heads) + " is not a positive multiple of kv_num_heads " + str(kv_heads);
-  // As ORT's kernel reads them: a window only when positive, smooth softmax only when 1, a cap only
-  // when positive (the schema's defaults, which ORT hands over, are -1, -1 and 0).
-  if (int64_t window = node.int_attr("local_window_size").value_or(-1); window > 0)
-    return "local_window_size=" + str(window) + " (a sliding window) is not computed by the EP";
-  if (node.int_attr("smooth_softmax").value_or(0) == 1) return "smooth_softmax=1 is not computed by the EP";
-  if (float softcap = node.float_attr("softcap").value_or(0.0f); softcap > 0.0f)
-    return "softcap=" + std::to_string(softcap) + " is not computed by the EP";
+  if (std::string unknown = attribute_decline(node); !unknown.empty()) return unknown;
   const int64_t rotary = node.int_attr("do_rotary").value_or(0);
-  if (rotary != 0 && rotary != 1) return "do_rotary=" + str(rotary);
   for (size_t i = kInputs; i < node.inputs.size(); ++i)
     if (!node.inputs[i].empty())
       return "input " + str(static_cast<int64_t>(i)) + " (position ids, attention bias or head sink) is given";
@@ -224,8 +253,16 @@ std::string attention_decline(const GraphIndex& graph, const NodeInfo& node) {
     if (!node.outputs[i].empty()) return "output " + str(static_cast<int64_t>(i)) + " (the QK scores) is asked for";
   if (node.outputs.size() < kOutputs || node.outputs[PresentKey].empty() || node.outputs[PresentValue].empty())
     return "no present_key/present_value outputs";
+  // An output nothing reads is not an output of the fused node ORT hands over: the kernel would
+  // have nowhere to write it (the present caches hold the rows it attends to).
+  for (size_t i = 0; i < kOutputs; ++i)
+    if (!graph.is_graph_output(node.outputs[i]) && graph.consumers(node.outputs[i]).empty())
+      return "output '" + node.outputs[i] + "' is read by nothing";
   if (node.input(PastKey).empty() || node.input(PastValue).empty()) return "no past_key/past_value (no KV cache)";
   if (node.input(Key).empty() != node.input(Value).empty()) return "key without value, or value without key";
+  if (!node.input(Key).empty())
+    if (const auto dims = graph.type_of(node.input(Key)).shape; dims && dims->size() == 3 && (*dims)[1] == 0)
+      return "key and value have no rows (attention to the cache alone)";
   if (rotary == 1 && (node.input(Cos).empty() || node.input(Sin).empty()))
     return "do_rotary=1 without cos_cache and sin_cache";
   for (size_t i = 0; i < kInputs; ++i) {

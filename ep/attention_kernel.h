@@ -3,9 +3,8 @@
 // one (kernels/group_query_attention.h does the arithmetic). A decoder's attention reads its whole
 // KV cache at every step; ORT's CPU kernel does so at about 3 multiply-adds a cycle, which made
 // attention the largest cost of an int4 decode step after the MatMuls (docs/benchmarks-log.md,
-// session 18). Claimed: float32, a KV cache (past_key/past_value), no local window, softcap,
-// smooth softmax, attention bias, position ids, head sink or QK output; the rest stays with ORT,
-// with the reason in the verbose log.
+// session 18). Claimed: float32 with a KV cache (past_key/past_value), each attribute on an
+// allow-list at a value the EP computes; the rest stays with ORT, with the reason in the verbose log.
 #pragma once
 #include <string>
 

@@ -23,7 +23,7 @@ std::vector<const OrtValueInfo*> value_infos(const OrtNode* node, Count count_fn
   return infos;
 }
 
-// The node's int and float attributes; other kinds (strings, tensors, graphs) are not read.
+// The node's int, float and string attributes; other kinds (tensors, graphs, lists) are not read.
 void read_attributes(NodeInfo& info) {
   size_t count = 0;
   check(ort().Node_GetNumAttributes(info.node, &count));
@@ -36,14 +36,21 @@ void read_attributes(NodeInfo& info) {
       ort().ReleaseStatus(status);
       continue;
     }
-    if (type != ORT_OP_ATTR_INT && type != ORT_OP_ATTR_FLOAT) continue;
+    if (type != ORT_OP_ATTR_INT && type != ORT_OP_ATTR_FLOAT && type != ORT_OP_ATTR_STRING) continue;
     const char* name = nullptr;
     check(ort().OpAttr_GetName(attr, &name));
     size_t size = 0;
-    if (type == ORT_OP_ATTR_INT)
+    if (type == ORT_OP_ATTR_INT) {
       check(ort().ReadOpAttr(attr, type, &info.int_attrs[name], sizeof(int64_t), &size));
-    else
+    } else if (type == ORT_OP_ATTR_FLOAT) {
       check(ort().ReadOpAttr(attr, type, &info.float_attrs[name], sizeof(float), &size));
+    } else {  // asked with no room first: ORT answers with the size it needs
+      if (OrtStatus* too_small = ort().ReadOpAttr(attr, type, nullptr, 0, &size)) ort().ReleaseStatus(too_small);
+      std::string& value = info.string_attrs[name];
+      value.resize(size);
+      if (size) check(ort().ReadOpAttr(attr, type, value.data(), size, &size));
+      value.resize(size);
+    }
   }
 }
 
@@ -86,6 +93,11 @@ std::vector<std::string> output_names(const OrtNode* node) {
 std::optional<int64_t> NodeInfo::int_attr(const char* attr) const {
   auto it = int_attrs.find(attr);
   return it == int_attrs.end() ? std::nullopt : std::optional<int64_t>(it->second);
+}
+
+std::optional<std::string> NodeInfo::string_attr(const char* attr) const {
+  auto it = string_attrs.find(attr);
+  return it == string_attrs.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 std::optional<float> NodeInfo::float_attr(const char* attr) const {

@@ -24,11 +24,13 @@ struct NodeInfo {
   int since_version = 0;
   std::vector<std::string> inputs;  // "" for an absent optional input
   std::vector<std::string> outputs;
-  std::map<std::string, int64_t> int_attrs;  // the node's int and float attributes (no other kind is read)
+  std::map<std::string, int64_t> int_attrs;  // the node's int, float and string attributes (no other kind is read)
   std::map<std::string, float> float_attrs;
+  std::map<std::string, std::string> string_attrs;
 
   std::optional<int64_t> int_attr(const char* attr) const;
   std::optional<float> float_attr(const char* attr) const;
+  std::optional<std::string> string_attr(const char* attr) const;
   std::string input(size_t i) const { return i < inputs.size() ? inputs[i] : std::string(); }
   std::string describe() const;  // "MatMul 'name'" for messages
 };
@@ -54,7 +56,7 @@ struct GraphDescription {
   std::set<std::string> ambiguous;
 };
 
-// Reads an OrtGraph's nodes, their int and float attributes, value types and constant initializers.
+// Reads an OrtGraph's nodes, their int, float and string attributes, value types and constant initializers.
 GraphDescription describe_graph(const OrtGraph* graph);
 
 class GraphIndex {

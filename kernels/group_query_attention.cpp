@@ -101,8 +101,9 @@ ONEBIT_INLINE void weighted_sum_any(const float* weights, const float* values, s
     for (size_t i = 0; i < d; ++i) out[i] += weights[j] * values[j * d + i];
 }
 
-// e^x for x <= 0 (softmax's shifted scores), relative error below 1e-7; 0 below -87:
-// x = n·ln2 + r with |r| <= ln2/2, e^r by its Taylor series to r^7, 2^n built in the exponent bits.
+// e^x for x <= 0 (softmax's shifted scores), relative error below 1e-7; 0 below -87 (where e^x
+// is below float's normal range): x = n·ln2 + r with |r| <= ln2/2, e^r by its Taylor series to
+// r^7, 2^n built in the exponent bits (of a clamped x, so they stay a normal float).
 template <class V>
 ONEBIT_INLINE V exp_nonpositive(V x) {
   const V clamped = x < -87.0f ? V{} - 87.0f : x;
@@ -119,7 +120,7 @@ ONEBIT_INLINE V exp_nonpositive(V x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   const IntVector<V> exponent = (std::bit_cast<IntVector<V>>(shifted) - 0x4B400000 + 127) << 23;
-  return p * std::bit_cast<V>(exponent);
+  return x < -87.0f ? V{} : p * std::bit_cast<V>(exponent);
 }
 
 // p[0, n) = softmax(p[0, n))
@@ -254,6 +255,7 @@ ONEBIT_INLINE void attend_body(const AttentionShape& shape, const AttentionCall&
   scratch.resize(d + past + shape.rows);
   float* query = scratch.data();  // the rotated query row
   float* scores = query + d;      // its scores, then weights
+  const size_t valid = static_cast<size_t>(call.seqlens_k[b]) + 1;
   for (size_t s = 0; s < shape.rows; ++s)
     for (size_t h = g * group; h < (g + 1) * group; ++h) {
       const float* q = head_row(shape, call, 0, b, s, h);
@@ -261,8 +263,9 @@ ONEBIT_INLINE void attend_body(const AttentionShape& shape, const AttentionCall&
         rotate(shape, call, q, past + s, query);
       else
         std::copy_n(q, d, query);
-      // Causal: row s attends to the cache up to itself.
-      attend_head<V>(query, keys, values, past + s + 1, d, shape.scale, scores,
+      // Causal: row s attends to the cache up to itself, and never past the entry's valid rows (a
+      // first prompt's padding rows attend to its valid ones, as ORT's do).
+      attend_head<V>(query, keys, values, std::min(past + s + 1, valid), d, shape.scale, scores,
                      call.output + ((b * shape.rows + s) * shape.heads + h) * d);
     }
 }

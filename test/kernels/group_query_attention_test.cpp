@@ -143,7 +143,8 @@ void check(const Case& c, const Data& original, const Data& d, const std::string
       for (size_t h = g * (a.heads / a.kv_heads); h < (g + 1) * (a.heads / a.kv_heads); ++h)
         for (size_t s = 0; s < a.rows; ++s) {
           const std::vector<double> q = rotated(original, head(original, 0, b, s, h), past + s);
-          const size_t span = past + s + 1;
+          // Causal, within the entry's valid rows (a first prompt's padding rows attend to those).
+          const size_t span = std::min<size_t>(past + s + 1, c.valid[b]);
           std::vector<double> p(span);
           double top = -INFINITY, total = 0;
           for (size_t j = 0; j < span; ++j) {
@@ -169,6 +170,7 @@ const std::vector<Case> kCases = {
     {"first prompt", 1, 20, 4, 2, 32, 32, false, false, 0, {20}, false},
     {"later prompt, in place", 1, 5, 4, 2, 16, 16, false, false, 30, {17}, true},
     {"batch of other lengths", 3, 1, 4, 1, 48, 32, true, false, 24, {5, 24, 12}, false},
+    {"first prompt with padding", 2, 6, 4, 2, 32, 32, false, false, 0, {6, 3}, false},
     {"packed qkv", 2, 2, 6, 3, 80, 80, false, true, 20, {19, 7}, false},
     {"no rotary, 24 wide", 1, 3, 2, 2, 24, 0, false, false, 18, {18}, false},
     {"128 wide, partial rotary", 1, 1, 8, 2, 128, 64, false, false, 50, {50}, false},

@@ -197,6 +197,7 @@ def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None
         opts.setdefault("trace", "1")
     feeds_list = [feeds] if isinstance(feeds, dict) else list(feeds)
     data = model_bytes(model)
+    gc.collect()  # an earlier test's session released inside the capture would print its line in it
     with captured_stderr() as err:
         so = _session_options(level, disabled_optimizers, threads)
         so.add_provider_for_devices(devices, opts)

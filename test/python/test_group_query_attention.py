@@ -7,6 +7,8 @@ does not compute stay with ORT, with the reason logged; bad shapes are errors na
 
 from __future__ import annotations
 
+import re
+
 import ep_session as es
 import numpy as np
 import onnxruntime as ort
@@ -245,6 +247,13 @@ def test_a_cache_that_is_past_and_present_is_appended_in_place():
         (dict(local_window_size=4), TensorProto.FLOAT, "local_window_size=4"),
         (dict(smooth_softmax=1), TensorProto.FLOAT, "smooth_softmax=1"),
         (dict(), TensorProto.FLOAT16, "float32 attention only"),
+        (dict(causal=0), TensorProto.FLOAT, "causal=0"),
+        (dict(local_window_size=0), TensorProto.FLOAT, "local_window_size=0"),
+        # Forms ORT's kernel refuses as well: the EP leaves them to it, and its error.
+        (dict(sliding_window_cache=1), TensorProto.FLOAT, "sliding_window_cache=1"),
+        (dict(kv_cache_bit_width=4), TensorProto.FLOAT, "kv_cache_bit_width=4"),
+        (dict(k_quant_type="PER_TENSOR"), TensorProto.FLOAT, "k_quant_type=PER_TENSOR"),
+        (dict(qk_output=1), TensorProto.FLOAT, "qk_output=1"),
     ],
 )
 def test_forms_it_does_not_compute_stay_with_ort(attrs, dtype, reason):
@@ -252,16 +261,27 @@ def test_forms_it_does_not_compute_stay_with_ort(attrs, dtype, reason):
     f = feeds(np.random.default_rng(0), batch=1, rows=1, past_rows=8, valid=[5])
     if dtype == TensorProto.FLOAT16:
         f = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in f.items()}
-    run = es.run_with_ep(model, f, options={"trace": "1"}, level=None)
-    assert run.counters["attention_runs"] == 0
-    assert ("attention", "GroupQueryAttention") not in run.ep_nodes()
-    np.testing.assert_array_equal(run.outputs[0][0], es.run_cpu(model, f)[0])
     so = es._session_options()
     so.log_severity_level = 0
     so.add_provider_for_devices(es.ep_devices(), {})
     with es.captured_stderr() as err:
-        ort.InferenceSession(es.model_bytes(model), sess_options=so, enable_fallback=0)
+        try:
+            sess = ort.InferenceSession(es.model_bytes(model), sess_options=so, enable_fallback=0)
+        except Exception:  # ORT refuses the node at session creation, with or without the EP
+            with pytest.raises(Exception, match="GroupQueryAttention"):
+                es.run_cpu(model, f)
+            sess = None
     assert "declined GroupQueryAttention 'attention': " in err["text"] and reason in err["text"], err["text"][-2000:]
+    if sess is None:
+        return
+    assert es.fused_nodes(sess) == 0
+    try:
+        expected = es.run_cpu(model, f)
+    except Exception as refused:  # ORT's kernel refuses it at run time: so does the session with the EP
+        with pytest.raises(Exception, match=re.escape(str(refused).split("Status Message: ")[-1])):
+            sess.run(None, f)
+        return
+    np.testing.assert_array_equal(sess.run(None, f)[0], expected[0])
 
 
 @pytest.mark.parametrize(
@@ -285,5 +305,62 @@ def test_bad_shapes_are_errors_naming_the_node(change, message):
 def test_rotary_positions_past_the_table_are_errors():
     f = feeds(np.random.default_rng(0), batch=1, rows=1, past_rows=POSITIONS + 8, valid=[POSITIONS + 4])
     sess = es.create_ep_session(gqa_model())
-    with pytest.raises(Exception, match="past cos_cache's 64 rows"):
+    with pytest.raises(Exception, match="is past the 64 rows of cos_cache and sin_cache"):
         sess.run(None, f)
+
+
+def test_a_first_prompts_padding_rows_attend_to_its_valid_rows():
+    """Batch 2, valid lengths 5 and 2: the whole output, padding rows included, as ORT's."""
+    f = feeds(np.random.default_rng(9), batch=2, rows=5, past_rows=0, valid=[5, 2])
+    run = es.run_with_ep(gqa_model(), f)
+    assert run.counters["attention_runs"] == 1
+    np.testing.assert_allclose(run.outputs[0][0], es.run_cpu(gqa_model(), f)[0], atol=1e-4, rtol=0)
+
+
+def test_rows_far_below_the_top_weigh_nothing():
+    """Scores 400 against -400: the others' weight underflows to 0, whatever their values hold."""
+    model = gqa_model(rotary=False)
+    f = feeds(np.random.default_rng(1), batch=1, rows=1, past_rows=20, valid=[21])
+    f["query"][:] = 1.0
+    f["past_key"][:] = -100.0
+    f["past_key"][0, :, 0, :] = 100.0
+    f["key"][:] = -100.0
+    f["past_value"][:] = 3e38
+    f["past_value"][0, :, 0, :] = 1.0
+    f["value"][:] = 3e38
+    run = es.run_with_ep(model, f)
+    assert run.counters["attention_runs"] == 1
+    np.testing.assert_array_equal(run.outputs[0][0], np.ones_like(run.outputs[0][0]))
+
+
+@pytest.mark.parametrize("unread", ["present_key", "present_value", "output"])
+def test_an_output_read_by_nothing_leaves_the_node_to_ort(unread):
+    """ORT hands the EP no place for an output nothing reads: such a node stays with ORT, and runs."""
+    model = gqa_model()
+    kept = [o for o in model.graph.output if o.name != unread]
+    del model.graph.output[:]
+    model.graph.output.extend(kept)
+    f = feeds(np.random.default_rng(0), batch=1, rows=1, past_rows=8, valid=[5])
+    run = es.run_with_ep(model, f)
+    assert run.counters["attention_runs"] == 0
+    for ours, theirs in zip(run.outputs[0], es.run_cpu(model, f)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_key_and_value_without_rows_leave_the_node_to_ort():
+    """key/value of 0 rows (attention to the cache alone) is a form the EP does not compute."""
+    model = gqa_model()
+    for value in model.graph.input:
+        if value.name in ("key", "value"):
+            value.type.tensor_type.shape.dim[1].dim_value = 0
+    f = feeds(np.random.default_rng(0), batch=1, rows=1, past_rows=8, valid=[5])
+    f["key"], f["value"] = (np.zeros((1, 0, 32), np.float32) for _ in range(2))
+    run = es.run_with_ep(model, f)
+    assert run.counters["attention_runs"] == 0
+    assert ("attention", "GroupQueryAttention") not in run.ep_nodes()
+
+
+def test_a_query_without_rows_is_an_error_naming_the_node():
+    f = feeds(np.random.default_rng(0), batch=1, rows=0, past_rows=8, valid=[5], total=5)
+    with pytest.raises(Exception, match="GroupQueryAttention 'attention': query \\[1,0,64\\] has no rows"):
+        es.create_ep_session(gqa_model()).run(None, f)
