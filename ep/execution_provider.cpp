@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "attention_kernel.h"
+#include "attention_match.h"
 #include "counters_export.h"
 #include "fused_kernel.h"
 #include "graph_index.h"
