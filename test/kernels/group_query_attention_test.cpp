@@ -174,6 +174,8 @@ const std::vector<Case> kCases = {
     {"packed qkv", 2, 2, 6, 3, 80, 80, false, true, 20, {19, 7}, false},
     {"no rotary, 24 wide", 1, 3, 2, 2, 24, 0, false, false, 18, {18}, false},
     {"128 wide, partial rotary", 1, 1, 8, 2, 128, 64, false, false, 50, {50}, false},
+    {"a group of 7, 64 wide", 1, 1, 7, 1, 64, 64, false, false, 40, {37}, false},
+    {"a group of 2, 128 wide, later prompt", 1, 4, 4, 2, 128, 128, false, false, 20, {20}, false},
 };
 
 TEST(GroupQueryAttention, EveryVariantMatchesTheOperatorInDouble) {
