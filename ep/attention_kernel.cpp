@@ -99,6 +99,12 @@ AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const
   shape.head_size = static_cast<size_t>(q[2]) / width;
   const int64_t b = q[0], s = q[1], d = static_cast<int64_t>(shape.head_size);
   if (s == 0) fail("query " + dims_text(q) + " has no rows");
+  // ORT also runs key and value of 0 rows (attention to the cache alone). The EP declines that form
+  // where the graph says so; where it cannot know, the run names it.
+  if (!shape.packed_qkv && in[Key].shape.dims.size() == 3 && in[Key].shape.dims[1] == 0)
+    fail(
+        "key and value of 0 rows (attention to the cache alone) are not computed by the EP; ONEBIT_ATTENTION=ort "
+        "leaves attention to ORT");
   if (!shape.packed_qkv)
     for (AttentionInput i : {Key, Value})
       if (in[i].shape.dims != std::vector<int64_t>{b, s, static_cast<int64_t>(kv_heads) * d})
@@ -111,9 +117,9 @@ AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const
          str(b) + ", " + str(kv_heads) + ", rows, " + str(d) + "]");
   if (in[SeqlensK].shape.dims != std::vector<int64_t>{b})
     fail("seqlens_k " + dims_text(in[SeqlensK].shape.dims) + " is not [" + str(b) + "]");
-  size_t total_elements = 1;
-  for (int64_t dim : in[TotalLength].shape.dims) total_elements *= static_cast<size_t>(dim);
-  if (total_elements != 1) fail("total_sequence_length " + dims_text(in[TotalLength].shape.dims) + " is not one value");
+  const std::vector<int64_t>& total_dims = in[TotalLength].shape.dims;
+  if (!(total_dims.empty() || total_dims == std::vector<int64_t>{1}))
+    fail("total_sequence_length " + dims_text(total_dims) + " is not a scalar or one value");
   const int64_t total = *static_cast<const int32_t*>(in[TotalLength].data);
   if (total < s || total < 1) fail("total_sequence_length " + str(total) + " is below the query's " + str(s) + " rows");
   shape.past_rows = static_cast<size_t>(past[2]);

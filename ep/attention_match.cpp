@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "attention_match.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 
 #include "ort_api.h"
@@ -34,8 +37,8 @@ std::string attribute_decline(const NodeInfo& node) {
     if (auto rule = ints.find(name); rule == ints.end() || !rule->second(value))
       return name + "=" + str(value) + " is not computed by the EP";
   for (const auto& [name, value] : node.float_attrs) {
-    const bool computed =
-        name == "scale" || (name == "softcap" && value == 0.0f) || (name == "qk_norm_epsilon" && value == 1e-6f);
+    const bool computed = (name == "scale" && std::isfinite(value)) || (name == "softcap" && value == 0.0f) ||
+                          (name == "qk_norm_epsilon" && value == 1e-6f);
     if (!computed) return name + "=" + std::to_string(value) + " is not computed by the EP";
   }
   for (const auto& [name, value] : node.string_attrs)
@@ -52,8 +55,10 @@ bool is_attention(const NodeInfo& node) {
 
 std::string attention_decline(const GraphIndex& graph, const NodeInfo& node) {
   const int64_t heads = node.int_attr("num_heads").value_or(0), kv_heads = node.int_attr("kv_num_heads").value_or(0);
-  if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0)
-    return "num_heads " + str(heads) + " is not a positive multiple of kv_num_heads " + str(kv_heads);
+  constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();  // ORT's kernel keeps them as int
+  if (heads <= 0 || kv_heads <= 0 || heads > kMaxHeads || kv_heads > kMaxHeads || heads % kv_heads != 0)
+    return "num_heads " + str(heads) + " is not a positive multiple of kv_num_heads " + str(kv_heads) +
+           " within 32 bits";
   if (std::string unknown = attribute_decline(node); !unknown.empty()) return unknown;
   const int64_t rotary = node.int_attr("do_rotary").value_or(0);
   for (size_t i = kInputs; i < node.inputs.size(); ++i)

@@ -254,6 +254,8 @@ def test_a_cache_that_is_past_and_present_is_appended_in_place():
         (dict(kv_cache_bit_width=4), TensorProto.FLOAT, "kv_cache_bit_width=4"),
         (dict(k_quant_type="PER_TENSOR"), TensorProto.FLOAT, "k_quant_type=PER_TENSOR"),
         (dict(qk_output=1), TensorProto.FLOAT, "qk_output=1"),
+        (dict(scale=float("nan")), TensorProto.FLOAT, "scale=nan"),
+        (dict(num_heads=2**32 + 4), TensorProto.FLOAT, "within 32 bits"),
     ],
 )
 def test_forms_it_does_not_compute_stay_with_ort(attrs, dtype, reason):
@@ -292,6 +294,7 @@ def test_forms_it_does_not_compute_stay_with_ort(attrs, dtype, reason):
         (dict(total_sequence_length=np.array(0, np.int32)), "total_sequence_length 0 is below"),
         (dict(past_value=np.zeros((1, 2, 7, 16), np.float32)), "past_value [1,2,7,16]"),
         (dict(key=np.zeros((1, 2, 32), np.float32)), "key [1,2,32] does not match"),
+        (dict(total_sequence_length=np.array([[9]], np.int32)), "total_sequence_length [1,1] is not a scalar"),
     ],
 )
 def test_bad_shapes_are_errors_naming_the_node(change, message):
@@ -364,3 +367,14 @@ def test_a_query_without_rows_is_an_error_naming_the_node():
     f = feeds(np.random.default_rng(0), batch=1, rows=0, past_rows=8, valid=[5], total=5)
     with pytest.raises(Exception, match="GroupQueryAttention 'attention': query \\[1,0,64\\] has no rows"):
         es.create_ep_session(gqa_model()).run(None, f)
+
+
+def test_key_and_value_without_rows_where_the_graph_cannot_tell_are_an_error_naming_the_form():
+    model = gqa_model()
+    for value in model.graph.input:
+        if value.name in ("key", "value"):
+            value.type.tensor_type.shape.dim[1].dim_param = "key_rows"
+    f = feeds(np.random.default_rng(0), batch=1, rows=1, past_rows=8, valid=[5])
+    f["key"], f["value"] = (np.zeros((1, 0, 32), np.float32) for _ in range(2))
+    with pytest.raises(Exception, match="key and value of 0 rows .* ONEBIT_ATTENTION=ort"):
+        es.create_ep_session(model).run(None, f)
