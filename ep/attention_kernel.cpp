@@ -16,8 +16,6 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-std::string dims_text(const std::vector<int64_t>& dims) { return shape_string(dims); }
-
 struct Tensor {
   const OrtValue* value = nullptr;
   TensorShape shape;
@@ -45,22 +43,13 @@ struct AttentionKernel : NodeKernel {
   }
 };
 
-OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
-  *state = self;
-  return nullptr;
-}
-
-void ORT_API_CALL release_state(OrtNodeComputeInfo*, void*) noexcept {}
-
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] { static_cast<const AttentionKernel&>(static_cast<NodeKernel&>(*self)).compute(context); });
 }
 
 AttentionKernel::AttentionKernel(const NodeInfo& node, const OrtNode* fused_node, SessionContext& s)
     : name(node.describe()), session(s) {
-  CreateState = create_state;
   Compute = onebit::compute;
-  ReleaseState = release_state;
   heads = static_cast<size_t>(node.int_attr("num_heads").value_or(0));
   kv_heads = static_cast<size_t>(node.int_attr("kv_num_heads").value_or(0));
   rotary = node.int_attr("do_rotary").value_or(0) == 1;
@@ -87,7 +76,7 @@ AttentionKernel::AttentionKernel(const NodeInfo& node, const OrtNode* fused_node
 AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const {
   AttentionShape shape;
   const std::vector<int64_t>& q = in[Query].shape.dims;
-  if (q.size() != 3) fail("query " + dims_text(q) + " is not [batch, sequence, hidden]");
+  if (q.size() != 3) fail("query " + shape_string(q) + " is not [batch, sequence, hidden]");
   shape.batch = static_cast<size_t>(q[0]);
   shape.rows = static_cast<size_t>(q[1]);
   shape.heads = heads;
@@ -95,10 +84,10 @@ AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const
   shape.packed_qkv = !inputs[Key];
   const size_t width = shape.packed_qkv ? heads + 2 * kv_heads : heads;
   if (q[2] <= 0 || static_cast<size_t>(q[2]) % width != 0)
-    fail("query " + dims_text(q) + ": its last dimension is not a multiple of " + str(width) + " heads");
+    fail("query " + shape_string(q) + ": its last dimension is not a multiple of " + str(width) + " heads");
   shape.head_size = static_cast<size_t>(q[2]) / width;
   const int64_t b = q[0], s = q[1], d = static_cast<int64_t>(shape.head_size);
-  if (s == 0) fail("query " + dims_text(q) + " has no rows");
+  if (s == 0) fail("query " + shape_string(q) + " has no rows");
   // ORT also runs key and value of 0 rows (attention to the cache alone). The EP declines that form
   // where the graph says so; where it cannot know, the run names it.
   if (!shape.packed_qkv && in[Key].shape.dims.size() == 3 && in[Key].shape.dims[1] == 0)
@@ -108,18 +97,18 @@ AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const
   if (!shape.packed_qkv)
     for (AttentionInput i : {Key, Value})
       if (in[i].shape.dims != std::vector<int64_t>{b, s, static_cast<int64_t>(kv_heads) * d})
-        fail(std::string(kAttentionInputNames[i]) + " " + dims_text(in[i].shape.dims) + " does not match query " +
-             dims_text(q) + " with " + str(kv_heads) + " KV heads");
+        fail(std::string(kAttentionInputNames[i]) + " " + shape_string(in[i].shape.dims) + " does not match query " +
+             shape_string(q) + " with " + str(kv_heads) + " KV heads");
   const std::vector<int64_t>& past = in[PastKey].shape.dims;
   if (past.size() != 4 || past[0] != b || past[1] != static_cast<int64_t>(kv_heads) || past[3] != d ||
       in[PastValue].shape.dims != past)
-    fail("past_key " + dims_text(past) + " and past_value " + dims_text(in[PastValue].shape.dims) + " are not both [" +
-         str(b) + ", " + str(kv_heads) + ", rows, " + str(d) + "]");
+    fail("past_key " + shape_string(past) + " and past_value " + shape_string(in[PastValue].shape.dims) +
+         " are not both [" + str(b) + ", " + str(kv_heads) + ", rows, " + str(d) + "]");
   if (in[SeqlensK].shape.dims != std::vector<int64_t>{b})
-    fail("seqlens_k " + dims_text(in[SeqlensK].shape.dims) + " is not [" + str(b) + "]");
+    fail("seqlens_k " + shape_string(in[SeqlensK].shape.dims) + " is not [" + str(b) + "]");
   const std::vector<int64_t>& total_dims = in[TotalLength].shape.dims;
   if (!(total_dims.empty() || total_dims == std::vector<int64_t>{1}))
-    fail("total_sequence_length " + dims_text(total_dims) + " is not a scalar or one value");
+    fail("total_sequence_length " + shape_string(total_dims) + " is not a scalar or one value");
   const int64_t total = *static_cast<const int32_t*>(in[TotalLength].data);
   if (total < s || total < 1) fail("total_sequence_length " + str(total) + " is below the query's " + str(s) + " rows");
   shape.past_rows = static_cast<size_t>(past[2]);
@@ -132,8 +121,8 @@ AttentionShape AttentionKernel::checked_shape(const Tensor (&in)[kInputs]) const
     if (!inputs[Cos] || !inputs[Sin]) fail("do_rotary=1 without cos_cache and sin_cache");
     const std::vector<int64_t>&cos = in[Cos].shape.dims, &sin = in[Sin].shape.dims;
     if (cos.size() != 2 || sin.size() != 2 || sin[1] != cos[1] || 2 * cos[1] > d)
-      fail("cos_cache " + dims_text(cos) + " and sin_cache " + dims_text(sin) + " are not both [positions, at most " +
-           str(d / 2) + "]");
+      fail("cos_cache " + shape_string(cos) + " and sin_cache " + shape_string(sin) +
+           " are not both [positions, at most " + str(d / 2) + "]");
     shape.rotary_dim = static_cast<size_t>(2 * cos[1]);
     shape.rotary_interleaved = interleaved;
   }
@@ -164,8 +153,7 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
     if (!inputs[i]) continue;
     in[i].value = kernel_input(context, *inputs[i]);
     in[i].shape = shape_of(in[i].value);
-    const auto wanted =
-        i == SeqlensK || i == TotalLength ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    const auto wanted = attention_input_type(i);
     if (in[i].shape.type != wanted)
       fail(std::string(kAttentionInputNames[i]) + " is " + type_name(in[i].shape.type) + "; " + type_name(wanted) +
            " expected");
@@ -191,11 +179,7 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
   const std::vector<int64_t> present_dims{b, static_cast<int64_t>(kv_heads), static_cast<int64_t>(shape.present_rows),
                                           d};
   auto output = [&](size_t index, const std::vector<int64_t>& dims) {
-    OrtValue* value = nullptr;
-    check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
-    void* data = nullptr;
-    check(ort().GetTensorMutableData(value, &data));
-    return static_cast<float*>(data);
+    return static_cast<float*>(kernel_output(context, index, dims));
   };
   call.output = output(outputs[Out], out_dims);
   call.present_key = output(outputs[PresentKey], present_dims);

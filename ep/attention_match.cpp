@@ -84,10 +84,8 @@ std::string attention_decline(const GraphIndex& graph, const NodeInfo& node) {
     const std::string value = node.input(i);
     if (value.empty()) continue;
     if (graph.is_ambiguous(value)) return "input '" + value + "' names more than one value";
-    const auto wanted =
-        i == SeqlensK || i == TotalLength ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
     const auto type = graph.type_of(value).element;
-    if (type != wanted)
+    if (type != attention_input_type(i))
       return std::string(kAttentionInputNames[i]) + " is " + type_name(type) +
              ": the EP computes float32 attention only";
   }

@@ -17,6 +17,12 @@ enum AttentionOutput : size_t { Out, PresentKey, PresentValue, kOutputs };
 inline constexpr const char* kAttentionInputNames[kInputs] = {
     "query", "key", "value", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos_cache", "sin_cache"};
 
+// The element type the EP computes input `input` in: int32 lengths, float32 for the rest.
+inline ONNXTensorElementDataType attention_input_type(size_t input) {
+  return input == SeqlensK || input == TotalLength ? ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32
+                                                   : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+}
+
 bool is_attention(const NodeInfo& node);
 
 // Why the EP leaves this GroupQueryAttention node to ORT, or "" to claim it.

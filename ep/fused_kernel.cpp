@@ -31,17 +31,9 @@ ReadInput read_input(OrtKernelContext* context, size_t index, ONNXTensorElementD
   return in;
 }
 
-void* output_data(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
-  OrtValue* value = nullptr;
-  check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
-  void* data = nullptr;
-  check(ort().GetTensorMutableData(value, &data));
-  return data;
-}
-
 template <class T>
 T* optional_output(OrtKernelContext* context, const std::optional<size_t>& index, const std::vector<int64_t>& dims) {
-  return index ? static_cast<T*>(output_data(context, *index, dims)) : nullptr;
+  return index ? static_cast<T*>(kernel_output(context, *index, dims)) : nullptr;
 }
 
 // The per-call scalars the fused node receives as inputs (quantize_dynamic, activation × activation).
@@ -57,13 +49,6 @@ void read_call_scalars(OrtKernelContext* context, const GroupKernel& kernel, Cal
   if (i.x_scale) in.x_scale = read_scale(context, *i.x_scale, plan, "activation scale '" + plan.x_scale_input + "'");
   if (i.b_scale) in.b_scale = read_scale(context, *i.b_scale, plan, "B scale '" + plan.b_scale_input + "'");
 }
-
-OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
-  *state = self;
-  return nullptr;
-}
-
-void ORT_API_CALL release_state(OrtNodeComputeInfo*, void*) noexcept {}
 
 // Runs the engine's tasks on the session's intra-op threads.
 TaskRunner intra_op_tasks(OrtKernelContext* context) {
@@ -115,7 +100,7 @@ void compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContex
 
   const KernelOutputs& o = kernel.outputs;
   const CallOutputs out{
-      output_data(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
+      kernel_output(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
       optional_output<float>(context, o.x_scale, {}), optional_output<uint8_t>(context, o.x_zero_point, {})};
   CallInputs in;
   in.x = x.data;
@@ -137,9 +122,7 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 }  // namespace
 
 FusedKernel::FusedKernel(std::vector<GroupKernel> g, SessionContext& s) : groups(std::move(g)), session(s) {
-  CreateState = create_state;
   Compute = compute;
-  ReleaseState = release_state;
 }
 
 }  // namespace onebit

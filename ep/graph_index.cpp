@@ -95,11 +95,6 @@ std::optional<int64_t> NodeInfo::int_attr(const char* attr) const {
   return it == int_attrs.end() ? std::nullopt : std::optional<int64_t>(it->second);
 }
 
-std::optional<std::string> NodeInfo::string_attr(const char* attr) const {
-  auto it = string_attrs.find(attr);
-  return it == string_attrs.end() ? std::nullopt : std::optional<std::string>(it->second);
-}
-
 std::optional<float> NodeInfo::float_attr(const char* attr) const {
   auto it = float_attrs.find(attr);
   return it == float_attrs.end() ? std::nullopt : std::optional<float>(it->second);

@@ -30,7 +30,6 @@ struct NodeInfo {
 
   std::optional<int64_t> int_attr(const char* attr) const;
   std::optional<float> float_attr(const char* attr) const;
-  std::optional<std::string> string_attr(const char* attr) const;
   std::string input(size_t i) const { return i < inputs.size() ? inputs[i] : std::string(); }
   std::string describe() const;  // "MatMul 'name'" for messages
 };

@@ -76,6 +76,14 @@ const OrtValue* kernel_input(OrtKernelContext* context, size_t index) {
   return value;
 }
 
+void* kernel_output(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
+  OrtValue* value = nullptr;
+  check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));
+  void* data = nullptr;
+  check(ort().GetTensorMutableData(value, &data));
+  return data;
+}
+
 namespace {
 
 // The data of a one-element tensor of `type`, or an OrtError naming what and where.

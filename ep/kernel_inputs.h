@@ -54,6 +54,8 @@ void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_nam
                          const std::vector<KernelOutputs>& outputs);
 
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
+// The data of output `index`, allocated by ORT with `dims` (or the caller's buffer it binds).
+void* kernel_output(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims);
 
 // The one float of input `index` (a scale), or an OrtError naming the group and `role`
 // (e.g. "activation scale 'x_scale'").

@@ -2,8 +2,9 @@
 // Causal grouped-query attention over a KV cache, float32: com.microsoft GroupQueryAttention as
 // ORT's CPU EP computes it. The new keys (rotated) and values are appended to the cache after the
 // past rows; each query row (rotated) attends to the cache rows up to its own position:
-// softmax(scale · q·kᵀ) · v. Query heads that share a KV head are computed together, so each cache
-// row is read once per group. Decode is dominated by that read (kernels/README.md).
+// softmax(scale · q·kᵀ) · v. A task is one KV head with its group of query heads, taken one after
+// the other: the first brings the group's cache rows into L2 for the others. Decode is dominated by
+// reading the cache from memory (kernels/README.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>
