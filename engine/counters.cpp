@@ -29,6 +29,7 @@ constexpr const char* kNames[] = {
     "host_ns",
     "device_ns",
     "attention_runs",
+    "gate_runs",
 };
 static_assert(std::size(kNames) == static_cast<size_t>(Counter::Count), "one name per counter");
 

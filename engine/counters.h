@@ -32,6 +32,7 @@ enum class Counter {
   HostNs,             // time in host calls (gemm_q8 + epilogue)
   DeviceNs,           // time in device calls (upload, launches, syncs, epilogue)
   AttentionRuns,      // GroupQueryAttention executions on the EP (ep/attention_kernel.h)
+  GateRuns,           // SwiGLU gates computed with their gate and up projections (ep/silu_gate_match.h)
   Count
 };
 

@@ -15,6 +15,7 @@
 #include "graph_index.h"
 #include "group_match.h"
 #include "group_plan.h"
+#include "silu_gate_match.h"
 
 namespace onebit {
 
@@ -88,6 +89,23 @@ void claim_attention_nodes(const SessionContext& session, const GraphIndex& inde
   }
 }
 
+// The SwiGLU gates over two groups of a fused node (`outputs`: each group's output and N) join it.
+void claim_silu_gates(const SessionContext& session, const GraphIndex& index,
+                      const std::vector<std::pair<std::string, int64_t>>& outputs, std::vector<const OrtNode*>& fused) {
+  std::vector<std::string> names;
+  for (const auto& [name, n] : outputs) names.push_back(name);
+  auto n_of = [&](const std::string& name) {
+    return std::find_if(outputs.begin(), outputs.end(), [&](const auto& o) { return o.first == name; })->second;
+  };
+  for (const SiluGateMatch& gate : match_silu_gates(index, names)) {
+    if (n_of(gate.gate) != n_of(gate.up)) continue;  // a broadcast product: ORT's
+    for (const NodeInfo* node : gate.nodes) fused.push_back(node->node);
+    log(session.logger, ORT_LOGGING_LEVEL_VERBOSE,
+        "onebit: claimed the SwiGLU gate writing '" + gate.output + "' with the groups writing '" + gate.gate +
+            "' and '" + gate.up + "'");
+  }
+}
+
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
 OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
   return guarded([&] {
@@ -107,6 +125,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
         leave_quantize_in(*m);
     // Each claimed group joins the fused node of its siblings (sibling_key), in first-claimed order.
     std::vector<std::vector<const OrtNode*>> fused;
+    std::vector<std::vector<std::pair<std::string, int64_t>>> fused_outputs;  // each group's output and N
     std::map<std::string, size_t> fused_of_key;
     std::map<const OrtNode*, size_t> claimed;  // node → its fused node
     for (auto& [anchor, result] : matches) {
@@ -146,10 +165,12 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
               throw UnsupportedGroup("a node of the group is already in another group");
           if (into == fused.size()) {
             fused.emplace_back();
+            fused_outputs.emplace_back();
             if (!key.empty()) fused_of_key[key] = into;
           }
           for (const NodeInfo* n : match.nodes)
             if (claimed.emplace(n->node, into).second) fused[into].push_back(n->node);
+          fused_outputs[into].emplace_back(match.output, plan.N);
           log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
           continue;
         } catch (const UnsupportedGroup& e) {
@@ -158,6 +179,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       }
       log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
     }
+    for (size_t i = 0; i < fused.size(); ++i) claim_silu_gates(self(ep).session, index, fused_outputs[i], fused[i]);
     for (const std::vector<const OrtNode*>& nodes : fused) {
       OrtNodeFusionOptions fusion{};
       fusion.ort_version_supported = ORT_API_VERSION;
@@ -176,9 +198,10 @@ WeightSharing weight_sharing(const SessionContext& session) {
 // One group of a fused node: reads its constants from the fused node's graph, sets up its device
 // leg from the model's weight (while ORT still holds it), packs the host weights, finds which
 // kernel input and output is which. A quantizer that siblings share writes its outputs from the
-// first of them (`quantizer_outputs_taken`).
-GroupKernel compile_group(const GroupMatch& match, const GraphIndex& index, const OrtNode* fused_node,
-                          const std::string& fused_name, SessionContext& session,
+// first of them (`quantizer_outputs_taken`). `y`: the fused node's output the group writes, ""
+// for one only the node itself reads (a SwiGLU's gate).
+GroupKernel compile_group(const GroupMatch& match, const std::string& y, const GraphIndex& index,
+                          const OrtNode* fused_node, const std::string& fused_name, SessionContext& session,
                           std::set<std::string>& quantizer_outputs_taken) {
   GroupSource source = read_group(match, index);
   source.plan.name += " (fused node '" + fused_name + "')";
@@ -209,7 +232,7 @@ GroupKernel compile_group(const GroupMatch& match, const GraphIndex& index, cons
   if (match.quantize_in && quantizer_outputs_taken.insert(match.quantize_in->outputs.at(0)).second)
     quantizer_outputs = match.quantize_in->outputs;
   KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
-  KernelOutputs outputs = find_kernel_outputs(fused_node, match.output, quantizer_outputs, plan);
+  KernelOutputs outputs = find_kernel_outputs(fused_node, y, quantizer_outputs, plan);
   return {std::move(plan), inputs, outputs};
 }
 
@@ -222,20 +245,39 @@ NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node,
   const GraphIndex index(graph);
   if (index.nodes().size() == 1 && is_attention(index.nodes()[0]))
     return compile_attention(index.nodes()[0], fused_node, session);
-  std::vector<GroupKernel> groups;
-  std::set<std::string> quantizer_outputs_taken;
+  std::vector<GroupMatch> matches;
+  std::vector<std::string> group_outputs;
   for (const NodeInfo& node : index.nodes()) {
     if (!is_anchor(node)) continue;
     MatchResult result = match_group(index, node);
     if (auto* why = std::get_if<std::string>(&result))
       throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + node.describe() + ": " + *why);
+    matches.push_back(std::get<GroupMatch>(result));
+    group_outputs.push_back(matches.back().output);
+  }
+  // A SwiGLU gate GetCapability fused: its up group writes the product, its gate group scratch.
+  const std::vector<SiluGateMatch> gate_matches = match_silu_gates(index, group_outputs);
+  std::vector<std::string> writes = group_outputs;
+  std::vector<SiluGate> gates;
+  auto group_of = [&](const std::string& output) {
+    return static_cast<size_t>(std::find(group_outputs.begin(), group_outputs.end(), output) - group_outputs.begin());
+  };
+  for (const SiluGateMatch& gate : gate_matches) {
+    gates.push_back({group_of(gate.gate), group_of(gate.up)});
+    writes[gates.back().gate_group] = "";
+    writes[gates.back().up_group] = gate.output;
+  }
+  std::vector<GroupKernel> groups;
+  std::set<std::string> quantizer_outputs_taken;
+  for (size_t i = 0; i < matches.size(); ++i) {
+    const GroupMatch& match = matches[i];
     try {
       groups.push_back(
-          compile_group(std::get<GroupMatch>(result), index, fused_node, fused_name, session, quantizer_outputs_taken));
+          compile_group(match, writes[i], index, fused_node, fused_name, session, quantizer_outputs_taken));
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + e.what());
     } catch (const std::bad_alloc&) {
-      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + node.describe() +
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + match.anchor->describe() +
                                    ": out of memory packing its weights");
     }
   }
@@ -243,7 +285,10 @@ NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node,
   std::vector<KernelOutputs> outputs;
   for (const GroupKernel& g : groups) outputs.push_back(g.outputs);
   check_outputs_cover(fused_node, fused_name, outputs);
-  return new FusedKernel(std::move(groups), session);
+  for (const SiluGate& gate : gates)
+    if (groups[gate.gate_group].plan.N != groups[gate.up_group].plan.N)
+      throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': the SwiGLU gate's projections differ in N");
+  return new FusedKernel(std::move(groups), std::move(gates), session);
 }
 
 OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,

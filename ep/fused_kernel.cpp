@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fused_kernel.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/group_run.h"
+#include "engine/thread_reused.h"
 #include "kernel_inputs.h"
+#include "kernels/silu_gate.h"
 
 namespace onebit {
 
@@ -88,7 +91,23 @@ void report_call(SessionContext& session, const FusedGroup& group, const CallSha
   if (session.trace_file) trace_call(*session.trace_file, group, shape, call);
 }
 
-void compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContext* context) {
+// A group's output for the node's SwiGLU gates: where it went, and how many values.
+struct GroupOutput {
+  void* data = nullptr;
+  size_t count = 0;
+};
+
+// Per group, the output only the node itself reads (a SwiGLU's gate), kept from call to call.
+struct NodeScratch {
+  std::vector<UninitBuffer<float>> outputs;
+  void trim() {
+    for (UninitBuffer<float>& b : outputs) b.trim();
+  }
+};
+
+// `scratch`: where the output goes when the node alone reads it (float: a SwiGLU's gate).
+GroupOutput compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContext* context,
+                          UninitBuffer<float>& scratch) {
   GroupPlan& plan = kernel.plan;
   std::optional<ReadInput> b;
   if (kernel.inputs.w)
@@ -99,9 +118,12 @@ void compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContex
   const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
 
   const KernelOutputs& o = kernel.outputs;
-  const CallOutputs out{
-      kernel_output(context, o.y, shape.y_dims), optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
-      optional_output<float>(context, o.x_scale, {}), optional_output<uint8_t>(context, o.x_zero_point, {})};
+  size_t values = 1;
+  for (int64_t d : shape.y_dims) values *= static_cast<size_t>(d);
+  void* y = o.y ? kernel_output(context, *o.y, shape.y_dims) : scratch.get(values);
+  const CallOutputs out{y, optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
+                        optional_output<float>(context, o.x_scale, {}),
+                        optional_output<uint8_t>(context, o.x_zero_point, {})};
   CallInputs in;
   in.x = x.data;
   in.b = b ? b->data : nullptr;
@@ -110,18 +132,31 @@ void compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContex
   const CallResources resources{session.device.get(), &session.policy, intra_op_tasks(context)};
   for (const CallResult& call : run_group(plan, resources, shape, in, out)) report_call(session, plan, shape, call);
   count(session.counters, Counter::GroupRuns);
+  return {y, values};
 }
 
 OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContext* context) noexcept {
   return guarded([&] {
     auto& kernel = *static_cast<FusedKernel*>(self);
-    for (GroupKernel& group : kernel.groups) compute_group(group, kernel.session, context);
+    ThreadReused<NodeScratch> scratch;
+    if (scratch->outputs.size() < kernel.groups.size()) scratch->outputs.resize(kernel.groups.size());
+    std::vector<GroupOutput> outputs;
+    for (size_t i = 0; i < kernel.groups.size(); ++i)
+      outputs.push_back(compute_group(kernel.groups[i], kernel.session, context, scratch->outputs[i]));
+    for (const SiluGate& gate : kernel.gates) {
+      const GroupOutput& g = outputs[gate.gate_group];
+      const GroupOutput& up = outputs[gate.up_group];
+      // Siblings of one activation with one N: the same shape (compile checked N).
+      silu_gate(static_cast<const float*>(g.data), static_cast<float*>(up.data), std::min(g.count, up.count));
+      count(kernel.session.counters, Counter::GateRuns);
+    }
   });
 }
 
 }  // namespace
 
-FusedKernel::FusedKernel(std::vector<GroupKernel> g, SessionContext& s) : groups(std::move(g)), session(s) {
+FusedKernel::FusedKernel(std::vector<GroupKernel> g, std::vector<SiluGate> gates_, SessionContext& s)
+    : groups(std::move(g)), gates(std::move(gates_)), session(s) {
   Compute = compute;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compute function of one fused node: for each of its groups (one, or sibling projections of
 // one input), validate the activation against what was compiled, hand each batch entry to the
-// engine (route, host or device, epilogue), count and trace.
+// engine (route, host or device, epilogue), count and trace; then its SwiGLU gates, if any.
 #pragma once
 #include "group_plan.h"
 #include "kernel_inputs.h"
@@ -17,10 +17,17 @@ struct GroupKernel {
   KernelOutputs outputs;
 };
 
+// A SwiGLU gate of the node (ep/silu_gate_match.h): after the groups, the up group's output
+// becomes silu(gate) · up; the gate group writes scratch of its own.
+struct SiluGate {
+  size_t gate_group = 0, up_group = 0;
+};
+
 struct FusedKernel : NodeKernel {
-  FusedKernel(std::vector<GroupKernel> groups, SessionContext& session);
+  FusedKernel(std::vector<GroupKernel> groups, std::vector<SiluGate> gates, SessionContext& session);
 
   std::vector<GroupKernel> groups;
+  std::vector<SiluGate> gates;
   SessionContext& session;
 };
 

@@ -202,4 +202,16 @@ ValueType GraphIndex::type_of(const std::string& value) const {
   return it == graph_.types.end() ? ValueType{} : it->second;
 }
 
+bool is_onnx(const NodeInfo& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
+bool is_op(const NodeInfo* node, const char* op_type) {
+  return node != nullptr && is_onnx(*node) && node->op_type == op_type;
+}
+
+const NodeInfo* sole_consumer(const GraphIndex& g, const std::string& value) {
+  auto consumers = g.consumers(value);
+  if (consumers.size() != 1 || g.is_graph_output(value)) return nullptr;
+  return consumers.front();
+}
+
 }  // namespace onebit

@@ -77,4 +77,11 @@ class GraphIndex {
   std::map<std::string, std::vector<size_t>> consumers_;
 };
 
+// True for a node of the ONNX domain ("" or "ai.onnx").
+bool is_onnx(const NodeInfo& node);
+// True for an ONNX-domain node of `op_type` (false for null).
+bool is_op(const NodeInfo* node, const char* op_type);
+// The only consumer of `value`, if it has exactly one and is not also a graph output.
+const NodeInfo* sole_consumer(const GraphIndex& g, const std::string& value);
+
 }  // namespace onebit

@@ -8,19 +8,6 @@ namespace onebit {
 
 namespace {
 
-bool is_onnx(const NodeInfo& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
-
-bool is_op(const NodeInfo* node, const char* op_type) {
-  return node != nullptr && is_onnx(*node) && node->op_type == op_type;
-}
-
-// The only consumer of `value`, if it has exactly one and is not also a graph output.
-const NodeInfo* sole_consumer(const GraphIndex& g, const std::string& value) {
-  auto consumers = g.consumers(value);
-  if (consumers.size() != 1 || g.is_graph_output(value)) return nullptr;
-  return consumers.front();
-}
-
 // `value` produced by a DequantizeLinear whose output feeds one node only.
 const NodeInfo* private_dequantize(const GraphIndex& g, const std::string& value) {
   const NodeInfo* dq = g.producer(value);

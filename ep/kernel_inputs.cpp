@@ -50,9 +50,11 @@ KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& 
     return std::nullopt;
   };
   KernelOutputs outputs;
-  const std::optional<size_t> y_index = index_of(y);
-  if (!y_index) throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + y + "' is not an output of the fused node");
-  outputs.y = *y_index;
+  if (!y.empty()) {
+    outputs.y = index_of(y);
+    if (!outputs.y)
+      throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + y + "' is not an output of the fused node");
+  }
   std::optional<size_t>* slots[] = {&outputs.x_quantized, &outputs.x_scale, &outputs.x_zero_point};
   for (size_t i = 0; i < quantizer_outputs.size() && i < 3; ++i) *slots[i] = index_of(quantizer_outputs[i]);
   return outputs;
@@ -63,7 +65,7 @@ void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_nam
   std::vector<int> writers(output_names(fused_node).size(), 0);
   size_t written = 0;
   for (const KernelOutputs& o : outputs)
-    for (const std::optional<size_t>& index : {std::optional<size_t>(o.y), o.x_quantized, o.x_scale, o.x_zero_point})
+    for (const std::optional<size_t>& index : {o.y, o.x_quantized, o.x_scale, o.x_zero_point})
       if (index) ++writers.at(*index), ++written;
   if (!std::all_of(writers.begin(), writers.end(), [](int w) { return w == 1; }))
     throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "' has " + std::to_string(writers.size()) +

@@ -35,7 +35,7 @@ struct KernelInputs {
 // DynamicQuantizeLinear produces when other nodes read it too (the quantized activation; the
 // DynamicQuantizeLinear's scale and zero point).
 struct KernelOutputs {
-  size_t y = 0;
+  std::optional<size_t> y;  // none: the fused node alone reads it (a SwiGLU's gate)
   std::optional<size_t> x_quantized, x_scale, x_zero_point;
 };
 
@@ -43,8 +43,9 @@ struct KernelOutputs {
 KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
                                 const GroupPlan& plan);
 
-// `quantizer_outputs`: the fused QuantizeLinear's output, or the DynamicQuantizeLinear's three (none
-// without one); each is a kernel output only if something outside reads it.
+// `y`: the group's output ("": none). `quantizer_outputs`: the fused QuantizeLinear's output, or the
+// DynamicQuantizeLinear's three (none without one); each is a kernel output only if something
+// outside reads it.
 KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y,
                                   const std::vector<std::string>& quantizer_outputs, const GroupPlan& plan);
 

@@ -1,64 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/group_query_attention.h"
 
-// The vector helpers are always inlined into functions of one instruction set each: no vector
-// crosses a call, whatever GCC says of the ABI of passing one.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kernels/cpu_features.h"
-#include "kernels/gemm_q8_kernels.h"
+#include "kernels/float_vectors.h"
 
 namespace onebit {
 
 namespace {
 
-// GCC's generic vectors, each variant with its own width: 16 floats (one zmm) in the AVX-512
-// variant, 8 (one ymm) in the AVX2 one, 4 (one xmm) in the portable one. Wider generic vectors
-// than the target's registers went through the stack (4 times slower in AVX2).
-using V16 = float __attribute__((vector_size(64)));
-using V8 = float __attribute__((vector_size(32)));
-using V4 = float __attribute__((vector_size(16)));
-template <class V>
-constexpr size_t kLanes = sizeof(V) / sizeof(float);
-using I16 = int32_t __attribute__((vector_size(64)));
-using I8 = int32_t __attribute__((vector_size(32)));
-using I4 = int32_t __attribute__((vector_size(16)));
-template <class V>
-using IntVector = std::conditional_t<sizeof(V) == 64, I16, std::conditional_t<sizeof(V) == 32, I8, I4>>;
-
-#define ONEBIT_INLINE inline __attribute__((always_inline))
-
-template <class V>
-ONEBIT_INLINE V load(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <class V>
-ONEBIT_INLINE void store(float* p, V v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
-ONEBIT_INLINE float sum_lanes(V4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
-
-ONEBIT_INLINE float sum_lanes(V8 v) {
-  return sum_lanes(V4(__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7)));
-}
-
-ONEBIT_INLINE float sum_lanes(V16 v) {
-  return sum_lanes(V8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                      __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)));
-}
+using namespace float_vectors;
 
 // scores[j] = scale · q·keys[j] for j < rows, head_size = kChunks vectors: q stays in registers.
 template <class V, size_t kChunks>
@@ -99,28 +55,6 @@ ONEBIT_INLINE void weighted_sum_any(const float* weights, const float* values, s
   std::fill_n(out, d, 0.0f);
   for (size_t j = 0; j < rows; ++j)
     for (size_t i = 0; i < d; ++i) out[i] += weights[j] * values[j * d + i];
-}
-
-// e^x for x <= 0 (softmax's shifted scores), relative error below 1e-7; 0 below -87 (where e^x
-// is below float's normal range): x = n·ln2 + r with |r| <= ln2/2, e^r by its Taylor series to
-// r^7, 2^n built in the exponent bits (of a clamped x, so they stay a normal float).
-template <class V>
-ONEBIT_INLINE V exp_nonpositive(V x) {
-  const V clamped = x < -87.0f ? V{} - 87.0f : x;
-  // Adding 1.5·2^23 rounds x·log2(e) to an integer held in the low mantissa bits.
-  const V shifted = clamped * 1.44269504088896341f + 12582912.0f;
-  const V n = shifted - 12582912.0f;
-  const V r = (clamped - n * 0.693145751953125f) - n * 1.428606765330187e-06f;  // ln2 in two parts
-  V p = V{} + 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const IntVector<V> exponent = (std::bit_cast<IntVector<V>>(shifted) - 0x4B400000 + 127) << 23;
-  return x < -87.0f ? V{} : p * std::bit_cast<V>(exponent);
 }
 
 // p[0, n) = softmax(p[0, n))
@@ -285,18 +219,8 @@ void attend_portable(const AttentionShape& shape, const AttentionCall& call, siz
   attend_body<V4>(shape, call, task);
 }
 
-// The instruction set of the host kernel ONEBIT_KERNEL (or the CPU) selects, so one variable
-// chooses every kernel this library runs.
 const AttentionVariant& selected_variant() {
-  static const AttentionVariant& chosen = [&]() -> const AttentionVariant& {
-    const std::string kernel = selected_kernel_name();
-    const char* name = kernel == "portable"                                ? "portable"
-                       : kernel.rfind("avx512", 0) == 0 || kernel == "amx" ? "avx512"
-                                                                           : "avx2";
-    for (const AttentionVariant& v : attention_variants())
-      if (v.name == std::string(name) && v.available()) return v;
-    return attention_variants().back();
-  }();
+  static const AttentionVariant& chosen = variant_for_host_kernel(attention_variants());
   return chosen;
 }
 

@@ -52,6 +52,9 @@ export interface OnebitCounters {
   deviceNs: number;
   /** GroupQueryAttention executions on the EP (its decoder attention: float32, over the KV cache). */
   attentionRuns: number;
+  /** SwiGLU gates (Sigmoid, Mul, Mul after an MLP's gate and up projections) the EP computed with
+   *  those projections, in the fused node that runs them. */
+  gateRuns: number;
   /** @deprecated Renamed `groupRuns` (the same value); this alias warns once and goes in the next release. */
   readonly qdqRuns: number;
   /** Counters a newer EP library reports that this version does not name yet. */

@@ -125,6 +125,7 @@ TRACE_KEYS = [
     "host_ns",
     "device_ns",
     "attention_runs",
+    "gate_runs",
 ]
 
 
@@ -136,7 +137,7 @@ def test_trace_line_names_every_counter(ep_lib, small_model):
     assert list(run.counters) == TRACE_KEYS, line
     assert run.counters["group_runs"] == 3 and run.counters["groups"] == 1, line
     assert run.counters["host_ns"] > 0, line
-    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-3] + ["device_ns", "attention_runs"]), line
+    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-4] + ["device_ns", "attention_runs", "gate_runs"]), line
 
 
 def test_trace_off_prints_nothing(ep_lib, small_model, monkeypatch):

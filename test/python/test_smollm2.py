@@ -123,6 +123,7 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert counters["groups"] == manifest["projections"]
     assert counters["group_runs"] == 2 * manifest["projections"]
     assert counters["attention_runs"] == 2 * LAYERS
+    assert counters["gate_runs"] == 2 * LAYERS  # each layer's SwiGLU, with its gate/up projections
     # Siblings fuse: q/k/v, o, gate/up, down and the attention per layer, and lm_head.
     assert fused == 5 * LAYERS + 1
     ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}
