@@ -30,6 +30,7 @@ constexpr const char* kNames[] = {
     "device_ns",
     "attention_runs",
     "gate_runs",
+    "norm_runs",
 };
 static_assert(std::size(kNames) == static_cast<size_t>(Counter::Count), "one name per counter");
 

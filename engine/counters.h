@@ -33,6 +33,7 @@ enum class Counter {
   DeviceNs,           // time in device calls (upload, launches, syncs, epilogue)
   AttentionRuns,      // GroupQueryAttention executions on the EP (ep/attention_kernel.h)
   GateRuns,           // SwiGLU gates computed with their gate and up projections (ep/silu_gate_match.h)
+  NormRuns,  // SkipSimplifiedLayerNormalization computed before the projections reading it (ep/skip_norm_match.h)
   Count
 };
 

@@ -16,6 +16,8 @@
 #include "group_match.h"
 #include "group_plan.h"
 #include "silu_gate_match.h"
+#include "skip_norm_call.h"
+#include "skip_norm_match.h"
 
 namespace onebit {
 
@@ -106,6 +108,40 @@ void claim_silu_gates(const SessionContext& session, const GraphIndex& index,
   }
 }
 
+// A SkipSimplifiedLayerNormalization whose output only one fused node's groups read, each as its
+// activation (their first input: MatMulNBits' A, a QuantizeLinear's x), joins that fused node.
+void claim_skip_norms(const SessionContext& session, const GraphIndex& index,
+                      const std::map<const OrtNode*, size_t>& claimed,
+                      const std::vector<std::set<std::string>>& activations,
+                      std::vector<std::vector<const OrtNode*>>& fused) {
+  for (const NodeInfo& node : index.nodes()) {
+    if (!is_skip_norm(node)) continue;
+    size_t into = fused.size();
+    std::string reason = skip_norm_decline(index, node);
+    if (reason.empty()) {
+      const std::string& out = node.outputs[NormOut];
+      const std::vector<const NodeInfo*> readers = index.consumers(out);
+      const auto first = readers.empty() ? claimed.end() : claimed.find(readers[0]->node);
+      into = first == claimed.end() ? fused.size() : first->second;
+      auto reads_as_activation = [&](const NodeInfo* reader) {
+        const auto c = claimed.find(reader->node);
+        return c != claimed.end() && c->second == into && reader->input(0) == out &&
+               std::count(reader->inputs.begin(), reader->inputs.end(), out) == 1;
+      };
+      if (into == fused.size() || !activations[into].count(out) ||
+          !std::all_of(readers.begin(), readers.end(), reads_as_activation))
+        reason = "its output is read by other than the groups of one fused node, as their activation";
+    }
+    if (!reason.empty()) {
+      log(session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
+      continue;
+    }
+    fused[into].push_back(node.node);
+    log(session.logger, ORT_LOGGING_LEVEL_VERBOSE,
+        "onebit: claimed " + node.describe() + " with the groups reading it");
+  }
+}
+
 // Claims every group that matches and whose values we can run exactly; logs why others are not.
 OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGraphSupportInfo* support) noexcept {
   return guarded([&] {
@@ -126,6 +162,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
     // Each claimed group joins the fused node of its siblings (sibling_key), in first-claimed order.
     std::vector<std::vector<const OrtNode*>> fused;
     std::vector<std::vector<std::pair<std::string, int64_t>>> fused_outputs;  // each group's output and N
+    std::vector<std::set<std::string>> fused_activations;                     // what its groups read as x
     std::map<std::string, size_t> fused_of_key;
     std::map<const OrtNode*, size_t> claimed;  // node → its fused node
     for (auto& [anchor, result] : matches) {
@@ -166,11 +203,13 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
           if (into == fused.size()) {
             fused.emplace_back();
             fused_outputs.emplace_back();
+            fused_activations.emplace_back();
             if (!key.empty()) fused_of_key[key] = into;
           }
           for (const NodeInfo* n : match.nodes)
             if (claimed.emplace(n->node, into).second) fused[into].push_back(n->node);
           fused_outputs[into].emplace_back(match.output, plan.N);
+          fused_activations[into].insert(match.x_float.empty() ? match.x : match.x_float);
           log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
           continue;
         } catch (const UnsupportedGroup& e) {
@@ -180,6 +219,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
     }
     for (size_t i = 0; i < fused.size(); ++i) claim_silu_gates(self(ep).session, index, fused_outputs[i], fused[i]);
+    claim_skip_norms(self(ep).session, index, claimed, fused_activations, fused);
     for (const std::vector<const OrtNode*>& nodes : fused) {
       OrtNodeFusionOptions fusion{};
       fusion.ort_version_supported = ORT_API_VERSION;
@@ -200,9 +240,9 @@ WeightSharing weight_sharing(const SessionContext& session) {
 // kernel input and output is which. A quantizer that siblings share writes its outputs from the
 // first of them (`quantizer_outputs_taken`). `y`: the fused node's output the group writes, ""
 // for one only the node itself reads (a SwiGLU's gate).
-GroupKernel compile_group(const GroupMatch& match, const std::string& y, const GraphIndex& index,
-                          const OrtNode* fused_node, const std::string& fused_name, SessionContext& session,
-                          std::set<std::string>& quantizer_outputs_taken) {
+GroupKernel compile_group(const GroupMatch& match, const std::string& y, const std::string& normed,
+                          const GraphIndex& index, const OrtNode* fused_node, const std::string& fused_name,
+                          SessionContext& session, std::set<std::string>& quantizer_outputs_taken) {
   GroupSource source = read_group(match, index);
   source.plan.name += " (fused node '" + fused_name + "')";
   GroupDevice device;
@@ -231,7 +271,10 @@ GroupKernel compile_group(const GroupMatch& match, const std::string& y, const G
   std::vector<std::string> quantizer_outputs;
   if (match.quantize_in && quantizer_outputs_taken.insert(match.quantize_in->outputs.at(0)).second)
     quantizer_outputs = match.quantize_in->outputs;
-  KernelInputs inputs = find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, plan);
+  KernelInputs inputs =
+      find_kernel_inputs(fused_node, index, match.x_float.empty() ? match.x : match.x_float, normed, plan);
+  if (!inputs.x && !plan.quantizes_x())
+    throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": reads its norm's float output as a quantized activation");
   KernelOutputs outputs = find_kernel_outputs(fused_node, y, quantizer_outputs, plan);
   return {std::move(plan), inputs, outputs};
 }
@@ -247,7 +290,9 @@ NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node,
     return compile_attention(index.nodes()[0], fused_node, session);
   std::vector<GroupMatch> matches;
   std::vector<std::string> group_outputs;
+  std::optional<SkipNormKernel> norm;
   for (const NodeInfo& node : index.nodes()) {
+    if (is_skip_norm(node)) norm = compile_skip_norm(node, index, fused_node);
     if (!is_anchor(node)) continue;
     MatchResult result = match_group(index, node);
     if (auto* why = std::get_if<std::string>(&result))
@@ -272,8 +317,8 @@ NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node,
   for (size_t i = 0; i < matches.size(); ++i) {
     const GroupMatch& match = matches[i];
     try {
-      groups.push_back(
-          compile_group(match, writes[i], index, fused_node, fused_name, session, quantizer_outputs_taken));
+      groups.push_back(compile_group(match, writes[i], norm ? norm->normed : "", index, fused_node, fused_name, session,
+                                     quantizer_outputs_taken));
     } catch (const UnsupportedGroup& e) {
       throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': " + e.what());
     } catch (const std::bad_alloc&) {
@@ -284,11 +329,15 @@ NodeKernel* compile_fused_node(const OrtGraph* graph, const OrtNode* fused_node,
   if (groups.empty()) throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "' holds no MatMul group");
   std::vector<KernelOutputs> outputs;
   for (const GroupKernel& g : groups) outputs.push_back(g.outputs);
+  if (norm && norm->sum) {  // the norm's sum: written once too
+    outputs.emplace_back();
+    outputs.back().y = norm->sum;
+  }
   check_outputs_cover(fused_node, fused_name, outputs);
   for (const SiluGate& gate : gates)
     if (groups[gate.gate_group].plan.N != groups[gate.up_group].plan.N)
       throw OrtError(ORT_FAIL, "onebit: fused node '" + fused_name + "': the SwiGLU gate's projections differ in N");
-  return new FusedKernel(std::move(groups), std::move(gates), session);
+  return new FusedKernel(std::move(groups), std::move(norm), std::move(gates), session);
 }
 
 OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,

@@ -100,21 +100,26 @@ struct GroupOutput {
 // Per group, the output only the node itself reads (a SwiGLU's gate), kept from call to call.
 struct NodeScratch {
   std::vector<UninitBuffer<float>> outputs;
+  UninitBuffer<float> normed;  // the norm's output
   void trim() {
     for (UninitBuffer<float>& b : outputs) b.trim();
+    normed.trim();
   }
 };
 
-// `scratch`: where the output goes when the node alone reads it (float: a SwiGLU's gate).
+// `scratch`: where the output goes when the node alone reads it (float: a SwiGLU's gate). `normed`:
+// the activation of a group that reads the node's norm.
 GroupOutput compute_group(GroupKernel& kernel, SessionContext& session, OrtKernelContext* context,
-                          UninitBuffer<float>& scratch) {
+                          const NormedActivation* normed, UninitBuffer<float>& scratch) {
   GroupPlan& plan = kernel.plan;
   std::optional<ReadInput> b;
   if (kernel.inputs.w)
     b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan, "B '" + plan.b_name + "'");
-  const ReadInput x = read_input(
-      context, kernel.inputs.x, plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT : element_type_of(plan.x_type),
-      plan, "activation");
+  const ReadInput x = kernel.inputs.x ? read_input(context, *kernel.inputs.x,
+                                                   plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
+                                                                      : element_type_of(plan.x_type),
+                                                   plan, "activation")
+                                      : ReadInput{normed->data, {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, normed->dims}};
   const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
 
   const KernelOutputs& o = kernel.outputs;
@@ -140,9 +145,15 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
     auto& kernel = *static_cast<FusedKernel*>(self);
     ThreadReused<NodeScratch> scratch;
     if (scratch->outputs.size() < kernel.groups.size()) scratch->outputs.resize(kernel.groups.size());
+    std::optional<NormedActivation> normed;
+    if (kernel.norm) {
+      normed = run_skip_norm(*kernel.norm, context, intra_op_tasks(context), scratch->normed);
+      count(kernel.session.counters, Counter::NormRuns);
+    }
     std::vector<GroupOutput> outputs;
     for (size_t i = 0; i < kernel.groups.size(); ++i)
-      outputs.push_back(compute_group(kernel.groups[i], kernel.session, context, scratch->outputs[i]));
+      outputs.push_back(
+          compute_group(kernel.groups[i], kernel.session, context, normed ? &*normed : nullptr, scratch->outputs[i]));
     for (const SiluGate& gate : kernel.gates) {
       const GroupOutput& g = outputs[gate.gate_group];
       const GroupOutput& up = outputs[gate.up_group];
@@ -155,8 +166,9 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo* self, void*, OrtKernelContex
 
 }  // namespace
 
-FusedKernel::FusedKernel(std::vector<GroupKernel> g, std::vector<SiluGate> gates_, SessionContext& s)
-    : groups(std::move(g)), gates(std::move(gates_)), session(s) {
+FusedKernel::FusedKernel(std::vector<GroupKernel> g, std::optional<SkipNormKernel> norm_, std::vector<SiluGate> gates_,
+                         SessionContext& s)
+    : groups(std::move(g)), norm(std::move(norm_)), gates(std::move(gates_)), session(s) {
   Compute = compute;
 }
 

@@ -21,18 +21,32 @@ TensorShape shape_of(const OrtValue* value) {
   return s;
 }
 
+std::optional<size_t> kernel_input_index(const OrtNode* fused_node, const GraphIndex& fused_graph,
+                                         const std::string& value) {
+  size_t index = 0;
+  for (const std::string& name : input_names(fused_node)) {
+    if (name.empty() || fused_graph.constant(name)) continue;
+    if (name == value) return index;
+    ++index;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> kernel_output_index(const OrtNode* fused_node, const std::string& value) {
+  const std::vector<std::string> names = output_names(fused_node);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == value) return i;
+  return std::nullopt;
+}
+
 KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
-                                const GroupPlan& plan) {
-  std::vector<std::string> received;
-  for (const std::string& name : input_names(fused_node))
-    if (!name.empty() && !group_graph.constant(name)) received.push_back(name);
+                                const std::string& normed, const GroupPlan& plan) {
   auto index_of = [&](const std::string& name) -> size_t {
-    for (size_t i = 0; i < received.size(); ++i)
-      if (received[i] == name) return i;
+    if (std::optional<size_t> i = kernel_input_index(fused_node, group_graph, name)) return *i;
     throw OrtError(ORT_FAIL, "onebit: " + plan.name + ": '" + name + "' is not an input of the fused node");
   };
   KernelInputs inputs;
-  inputs.x = index_of(x);
+  if (x != normed) inputs.x = index_of(x);
   if (!plan.x_scale_input.empty()) inputs.x_scale = index_of(plan.x_scale_input);
   if (!plan.x_zero_point_input.empty()) inputs.x_zero_point = index_of(plan.x_zero_point_input);
   if (plan.b_per_call) inputs.w = index_of(plan.b_name);
@@ -43,12 +57,7 @@ KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& gro
 
 KernelOutputs find_kernel_outputs(const OrtNode* fused_node, const std::string& y,
                                   const std::vector<std::string>& quantizer_outputs, const GroupPlan& plan) {
-  const std::vector<std::string> names = output_names(fused_node);
-  auto index_of = [&](const std::string& name) -> std::optional<size_t> {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == name) return i;
-    return std::nullopt;
-  };
+  auto index_of = [&](const std::string& name) { return kernel_output_index(fused_node, name); };
   KernelOutputs outputs;
   if (!y.empty()) {
     outputs.y = index_of(y);

@@ -23,7 +23,7 @@ TensorShape shape_of(const OrtValue* value);
 // Kernel input indices. With drop_constant_initializers the kernel receives the fused node's
 // inputs minus the constants, in the fused node's order.
 struct KernelInputs {
-  size_t x = 0;
+  std::optional<size_t> x;             // none: the node's own norm computes it (ep/skip_norm_call.h)
   std::optional<size_t> x_scale;       // per-call activation scale (float, one element)
   std::optional<size_t> x_zero_point;  // per-call activation zero point (x's type, one element)
   std::optional<size_t> w;             // a non-constant B
@@ -39,9 +39,16 @@ struct KernelOutputs {
   std::optional<size_t> x_quantized, x_scale, x_zero_point;
 };
 
-// Throws OrtError if a value the plan reads per call is not among the fused node's inputs.
+// The index of `value` among the kernel's inputs (the fused node's, minus constants), if it is one.
+std::optional<size_t> kernel_input_index(const OrtNode* fused_node, const GraphIndex& fused_graph,
+                                         const std::string& value);
+// The index of `value` among the fused node's outputs, if it is one.
+std::optional<size_t> kernel_output_index(const OrtNode* fused_node, const std::string& value);
+
+// Throws OrtError if a value the plan reads per call is not among the fused node's inputs. An
+// activation `x` equal to `normed` (the output of the node's norm, "" without one) is not an input.
 KernelInputs find_kernel_inputs(const OrtNode* fused_node, const GraphIndex& group_graph, const std::string& x,
-                                const GroupPlan& plan);
+                                const std::string& normed, const GroupPlan& plan);
 
 // `y`: the group's output ("": none). `quantizer_outputs`: the fused QuantizeLinear's output, or the
 // DynamicQuantizeLinear's three (none without one); each is a kernel output only if something

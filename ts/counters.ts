@@ -55,6 +55,9 @@ export interface OnebitCounters {
   /** SwiGLU gates (Sigmoid, Mul, Mul after an MLP's gate and up projections) the EP computed with
    *  those projections, in the fused node that runs them. */
   gateRuns: number;
+  /** SkipSimplifiedLayerNormalizations (an LLM's norms before its projections) the EP computed in the
+   *  fused node of the projections that read them. */
+  normRuns: number;
   /** @deprecated Renamed `groupRuns` (the same value); this alias warns once and goes in the next release. */
   readonly qdqRuns: number;
   /** Counters a newer EP library reports that this version does not name yet. */

@@ -155,6 +155,7 @@ def test_genai_runs_every_projection_on_the_ep(built, genai_ep, weights):
     assert counters["group_runs"] == NEW_TOKENS * manifest["projections"]
     assert counters["attention_runs"] == NEW_TOKENS * manifest["config"]["layers"]
     assert counters["gate_runs"] == NEW_TOKENS * manifest["config"]["layers"]
+    assert counters["norm_runs"] == NEW_TOKENS * 2 * manifest["config"]["layers"]
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)

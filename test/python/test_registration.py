@@ -126,6 +126,7 @@ TRACE_KEYS = [
     "device_ns",
     "attention_runs",
     "gate_runs",
+    "norm_runs",
 ]
 
 
@@ -137,7 +138,9 @@ def test_trace_line_names_every_counter(ep_lib, small_model):
     assert list(run.counters) == TRACE_KEYS, line
     assert run.counters["group_runs"] == 3 and run.counters["groups"] == 1, line
     assert run.counters["host_ns"] > 0, line
-    assert all(run.counters[k] == 0 for k in TRACE_KEYS[2:-4] + ["device_ns", "attention_runs", "gate_runs"]), line
+    assert all(
+        run.counters[k] == 0 for k in TRACE_KEYS[2:-5] + ["device_ns", "attention_runs", "gate_runs", "norm_runs"]
+    ), line
 
 
 def test_trace_off_prints_nothing(ep_lib, small_model, monkeypatch):

@@ -124,6 +124,10 @@ def test_every_projection_runs_on_the_ep(built, ep_lib, activations):
     assert counters["group_runs"] == 2 * manifest["projections"]
     assert counters["attention_runs"] == 2 * LAYERS
     assert counters["gate_runs"] == 2 * LAYERS  # each layer's SwiGLU, with its gate/up projections
+    # Each layer's two SkipSimplifiedLayerNormalizations (the first layer's input norm is the plain
+    # one ORT keeps; the final norm joins the output projection): 2 a layer, in each of 2 passes,
+    # where the projections take the norm's output through their own QuantizeLinear (uint8).
+    assert counters["norm_runs"] == (2 * 2 * LAYERS if activations == "uint8" else 0)
     # Siblings fuse: q/k/v, o, gate/up, down and the attention per layer, and lm_head.
     assert fused == 5 * LAYERS + 1
     ours = {name for name, op in assignment[es.EP_NAME] if op == "MatMul"}

@@ -66,6 +66,7 @@ describe('onebit-run --model smollm2', () => {
     expect(report.expectedGroupRuns).toBe(15 * forwards);
     expect(report.counters.attentionRuns).toBe(2 * forwards); // each layer's GroupQueryAttention
     expect(report.counters.gateRuns).toBe(2 * forwards); // each layer's SwiGLU, with gate/up
+    expect(report.counters.normRuns).toBe(2 * 2 * forwards); // each layer's two skip norms, with their projections
   });
 
   it('reports each arm over the same forward passes, and what each agreement column compares', () => {
@@ -189,6 +190,7 @@ describe('onebit-run --model smollm2', () => {
     expect(int4.expectedGroupRuns).toBe(2 * 15 * int4.generatedTokens);
     expect(int4.counters.attentionRuns).toBe(2 * 2 * int4.generatedTokens);
     expect(int4.counters.gateRuns).toBe(2 * 2 * int4.generatedTokens);
+    expect(int4.counters.normRuns).toBe(2 * 2 * 2 * int4.generatedTokens);
     // ORT's accuracy_level 4 path and the EP's W4A8 contract quantize alike and differ by float
     // rounding in the block sums only (test_matmul_nbits_contract.py: at most 4 ulps of the terms'
     // magnitude per output, whatever the CPU). Through two layers that rounding gives a mean KL
