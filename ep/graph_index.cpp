@@ -136,6 +136,9 @@ GraphDescription describe_graph(const OrtGraph* graph) {
       info.inputs.push_back(value_name(in));
       note_type(info.inputs.back(), in);
     }
+    for (const OrtValueInfo* in :
+         value_infos(node, &OrtApi::Node_GetNumImplicitInputs, &OrtApi::Node_GetImplicitInputs))
+      info.implicit_inputs.push_back(value_name(in));
     for (const OrtValueInfo* out : value_infos(node, &OrtApi::Node_GetNumOutputs, &OrtApi::Node_GetOutputs)) {
       info.outputs.push_back(value_name(out));
       note_type(info.outputs.back(), out);
@@ -174,6 +177,8 @@ GraphIndex::GraphIndex(GraphDescription graph) : graph_(std::move(graph)) {
     for (const auto& out : graph_.nodes[i].outputs)
       if (!out.empty()) producer_[out] = i;
     for (const auto& in : graph_.nodes[i].inputs)
+      if (!in.empty()) consumers_[in].push_back(i);
+    for (const auto& in : graph_.nodes[i].implicit_inputs)
       if (!in.empty()) consumers_[in].push_back(i);
   }
 }

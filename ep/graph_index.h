@@ -24,6 +24,7 @@ struct NodeInfo {
   int since_version = 0;
   std::vector<std::string> inputs;  // "" for an absent optional input
   std::vector<std::string> outputs;
+  std::vector<std::string> implicit_inputs;  // values of this graph its subgraphs read (an If's branches)
   std::map<std::string, int64_t> int_attrs;  // the node's int, float and string attributes (no other kind is read)
   std::map<std::string, float> float_attrs;
   std::map<std::string, std::string> string_attrs;
@@ -65,6 +66,7 @@ class GraphIndex {
 
   const std::vector<NodeInfo>& nodes() const { return graph_.nodes; }
   const NodeInfo* producer(const std::string& value) const;
+  // Every node that reads `value`: as an input, or inside a subgraph of its own (implicitly).
   std::vector<const NodeInfo*> consumers(const std::string& value) const;
   bool is_graph_output(const std::string& value) const { return graph_.outputs.count(value) != 0; }
   std::optional<ConstTensor> constant(const std::string& value) const;

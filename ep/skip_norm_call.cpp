@@ -20,7 +20,8 @@ std::vector<float> constant_floats(const GraphIndex& graph, const std::string& v
 }
 
 // A row of `hidden` floats per product of the leading dims; skip as ORT's kernel accepts it: the
-// input's shape, or for a 3-D input [B, S, H] also [1, S, H] or [S, H]. Returns skip's rows.
+// input's shape, or for a 3-D input [B, S, H] also [k, S, H] (any k) or [S, H]; row r adds skip's
+// row r modulo its rows, as ORT's does. Returns skip's rows.
 size_t checked_skip_rows(const SkipNormKernel& norm, const std::vector<int64_t>& input,
                          const std::vector<int64_t>& skip) {
   auto fail = [&](const std::string& what) {
@@ -32,13 +33,14 @@ size_t checked_skip_rows(const SkipNormKernel& norm, const std::vector<int64_t>&
   if (input.back() != hidden)
     fail("input " + shape_string(input) + ": its last dimension is not gamma's " + std::to_string(hidden));
   const bool same = skip == input;
-  const bool broadcast =
-      input.size() == 3 && ((skip.size() == 3 && skip[0] == 1 && skip[1] == input[1] && skip[2] == input[2]) ||
-                            (skip.size() == 2 && skip[0] == input[1] && skip[1] == input[2]));
+  const bool broadcast = input.size() == 3 && (skip.size() == 2 || skip.size() == 3) &&
+                         skip[skip.size() - 2] == input[1] && skip.back() == input[2];
   if (!same && !broadcast)
     fail("skip " + shape_string(skip) + " is neither input's shape " + shape_string(input) +
-         " nor, for a 3-D input, [1, S, H] or [S, H]");
-  return element_count(skip) / std::max<size_t>(static_cast<size_t>(hidden), 1);
+         " nor, for a 3-D input, [k, S, H] or [S, H]");
+  const size_t rows = element_count(skip) / std::max<size_t>(static_cast<size_t>(hidden), 1);
+  if (rows == 0 && element_count(input) != 0) fail("skip " + shape_string(skip) + " has no rows to add");
+  return rows;
 }
 
 struct NormJob {

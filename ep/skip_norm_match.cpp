@@ -28,6 +28,9 @@ std::string skip_norm_decline(const GraphIndex& graph, const NodeInfo& node) {
   if (!node.string_attrs.empty()) return "attribute " + node.string_attrs.begin()->first + " is not computed by the EP";
   for (const auto& [name, value] : node.float_attrs)
     if (name != "epsilon") return "attribute " + name + " is not computed by the EP";
+  // ORT's kernel refuses a negative epsilon (and NaN) at session creation: left to it to say so.
+  if (const float epsilon = node.float_attr("epsilon").value_or(0.0f); !(epsilon >= 0.0f))
+    return "epsilon " + std::to_string(epsilon) + " is not at least 0";
   for (const std::string& value : node.inputs)
     if (graph.is_ambiguous(value)) return "'" + value + "' names more than one value";
   for (const std::string& value : node.outputs)

@@ -156,3 +156,22 @@ def test_orts_sigmoid_is_within_the_bound_the_comparison_assumes():
     worst = np.abs(theirs - 1.0 / (1.0 + np.exp(-x.astype(np.float64)))).max()
     es.record_measurement(f"ORT's Sigmoid against σ in double over [-30, 30]: {worst:.3g} at most (absolute)")
     assert worst <= SIGMOID_ERROR
+
+
+@pytest.mark.parametrize("read", ["gate", "up", "sig", "silu"])
+def test_a_value_an_if_branch_reads_leaves_the_gate_to_ort(ep_lib, read):
+    """A subgraph reading a value inside the gate is a reader like any other: the gate stays with ORT."""
+    from test_skip_norm import if_reading
+
+    model, constants = gate_model()
+    model.graph.node.append(if_reading(read))
+    model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    model.graph.output.append(helper.make_tensor_value_info("branch", TensorProto.FLOAT, None))
+    x = (np.random.default_rng(9).standard_normal((3, K)) * 5).astype(np.float32)
+    run = es.run_with_ep(model, {"A": x, "c": np.array(False)})
+    assert run.counters["gate_runs"] == 0
+    gate, up = projection(x, constants, "gate"), projection(x, constants, "up")
+    np.testing.assert_array_equal(run.outputs[0][0], through_ort(gate, up))
+    values = {"gate": gate, "up": up}
+    if read in values:
+        np.testing.assert_array_equal(run.outputs[0][1], -values[read])

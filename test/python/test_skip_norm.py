@@ -197,3 +197,57 @@ def test_a_skip_ort_refuses_is_an_error_naming_the_node(ep_lib):
         es.run_cpu(model, feeds)
     with pytest.raises(Exception, match=r"onebit: SkipSimplifiedLayerNormalization 'norm': skip \[2,1,96\]"):
         es.run_with_ep(model, feeds)
+
+
+def test_a_skip_of_another_batch_repeats_as_orts(ep_lib):
+    """skip [k, S, H] against input [B, S, H], k other than B and 1: ORT adds skip row r modulo k·S, and
+    so does the EP."""
+    model, constants, _ = norm_model(x_dims=("B", "S", H), skip_dims=("K", "S", H))
+    rng = np.random.default_rng(4)
+    for b, k in ((2, 4), (2, 3), (4, 2)):
+        feeds = {
+            "input": rng.standard_normal((b, 3, H)).astype(np.float32),
+            "skip": rng.standard_normal((k, 3, H)).astype(np.float32),
+        }
+        run = es.run_with_ep(model, feeds)
+        assert run.counters["norm_runs"] == 1
+        normed, want_sum = ort_norm(model, feeds)
+        assert np.array_equal(run.outputs[0][2].view(np.uint32), want_sum.view(np.uint32)), (b, k)
+        b0, scales, N = constants[0]
+        want, _ = contract(normed.reshape(-1, H), b0, scales, None, N, H, 4, 32)
+        assert np.array_equal(run.outputs[0][0].reshape(-1, N).view(np.uint32), want.view(np.uint32)), (b, k)
+
+
+@pytest.mark.parametrize("epsilon", [-1e-5, float("nan")])
+def test_an_epsilon_ort_refuses_stays_with_ort_which_says_so(ep_lib, epsilon):
+    model, _, _ = norm_model(epsilon=epsilon)
+    feeds = feeds_for(("M", H), ("M", H), (2,), seed=1)
+    with pytest.raises(Exception, match="epsilon"):
+        es.run_cpu(model, feeds)
+    with pytest.raises(Exception, match="epsilon"):
+        es.run_with_ep(model, feeds)
+
+
+def if_reading(value):
+    """An If whose branches read `value` from the outer graph (an implicit input of the If node)."""
+    out = helper.make_tensor_value_info("r", TensorProto.FLOAT, None)
+    then = helper.make_graph([helper.make_node("Relu", [value], ["r"])], "then", [], [out])
+    other = helper.make_graph([helper.make_node("Neg", [value], ["r"])], "else", [], [out])
+    return helper.make_node("If", ["c"], ["branch"], "if", then_branch=then, else_branch=other)
+
+
+@pytest.mark.parametrize("read", ["normed", "sum"])
+def test_a_value_an_if_branch_reads_is_seen_as_read(ep_lib, read):
+    """A subgraph reading the norm's output is a reader like any other: the norm stays with ORT. One
+    reading the sum (written out anyway) changes nothing."""
+    model, _, _ = norm_model()
+    model.graph.node.append(if_reading(read))
+    model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    model.graph.output.append(helper.make_tensor_value_info("branch", TensorProto.FLOAT, None))
+    feeds = feeds_for(("M", H), ("M", H), (3,), seed=6)
+    feeds["c"] = np.array(True)
+    run = es.run_with_ep(model, feeds)
+    assert run.counters["norm_runs"] == (0 if read == "normed" else 1)
+    want = es.run_cpu(model, feeds)
+    np.testing.assert_array_equal(run.outputs[0][-1], want[-1])
+    np.testing.assert_array_equal(run.outputs[0][2], want[2])
