@@ -12,9 +12,8 @@ using namespace float_vectors;
 
 template <class V>
 ONEBIT_INLINE V silu_gated(V gate, V up) {
-  const V e = exp_nonpositive<V>(gate < 0 ? gate : -gate);  // e^−|g|: never overflows
-  const V positive = 1.0f / (1.0f + e);
-  const V sigmoid = gate < 0 ? e * positive : positive;
+  const V e = exp_nonpositive<V>(gate < 0 ? gate : -gate);     // e^−|g|: never overflows
+  const V sigmoid = (gate < 0 ? e : V{} + 1.0f) / (1.0f + e);  // e^g / (1 + e^g) below 0
   return gate * sigmoid * up;
 }
 

@@ -20,8 +20,8 @@ struct SiluGateVariant {
   void (*run)(const float* gate, float* up, size_t count);
 };
 
-// Every variant, widest first; the last (portable) runs everywhere. Bit-identical to each other:
-// the same operations on each value.
+// Every variant, widest first; the last (portable) runs everywhere. Not bit-identical to each
+// other: the AVX variants fuse multiply-adds.
 const std::vector<SiluGateVariant>& silu_gate_variants();
 
 }  // namespace onebit

@@ -5,23 +5,44 @@
 
 namespace onebit {
 
-void skip_rms_norm(const SkipNormCall& call, size_t first, size_t end) {
+namespace {
+
+// kRows rows from `first`: each row's squares summed in order (ORT's rounding), the rows' sums
+// interleaved so that their additions overlap instead of waiting on one another.
+template <size_t kRows>
+void rows_of(const SkipNormCall& call, size_t first) {
   const size_t hidden = call.hidden;
-  for (size_t r = first; r < end; ++r) {
-    const float* input = call.input + r * hidden;
-    const float* skip = call.skip + (r % call.skip_rows) * hidden;
-    float* out = call.out + r * hidden;
-    float* sum = call.sum ? call.sum + r * hidden : out;  // the sum kept where it is read, else in out
-    float squares = 0;  // in order, as ORT's kernel sums: another order rounds otherwise
-    for (size_t h = 0; h < hidden; ++h) {
-      float value = input[h] + skip[h];
-      if (call.bias) value += call.bias[h];
-      sum[h] = value;
-      squares += value * value;
-    }
-    const float denom = std::sqrt(squares / static_cast<float>(hidden) + call.epsilon);
-    for (size_t h = 0; h < hidden; ++h) out[h] = sum[h] / denom * call.gamma[h];
+  const float* input[kRows];
+  const float* skip[kRows];
+  float* sum[kRows];
+  float* out[kRows];
+  float squares[kRows] = {};
+  for (size_t i = 0; i < kRows; ++i) {
+    const size_t r = first + i;
+    input[i] = call.input + r * hidden;
+    skip[i] = call.skip + (r % call.skip_rows) * hidden;
+    out[i] = call.out + r * hidden;
+    sum[i] = call.sum ? call.sum + r * hidden : out[i];  // the sum kept where it is read, else in out
   }
+  for (size_t h = 0; h < hidden; ++h)
+    for (size_t i = 0; i < kRows; ++i) {
+      float value = input[i][h] + skip[i][h];
+      if (call.bias) value += call.bias[h];
+      sum[i][h] = value;
+      squares[i] += value * value;
+    }
+  for (size_t i = 0; i < kRows; ++i) {
+    const float denom = std::sqrt(squares[i] / static_cast<float>(hidden) + call.epsilon);
+    for (size_t h = 0; h < hidden; ++h) out[i][h] = sum[i][h] / denom * call.gamma[h];
+  }
+}
+
+}  // namespace
+
+void skip_rms_norm(const SkipNormCall& call, size_t first, size_t end) {
+  size_t r = first;
+  for (; r + 4 <= end; r += 4) rows_of<4>(call, r);
+  for (; r < end; ++r) rows_of<1>(call, r);
 }
 
 }  // namespace onebit

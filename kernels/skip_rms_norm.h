@@ -2,7 +2,7 @@
 // com.microsoft SkipSimplifiedLayerNormalization, float32, as ORT's CPU kernel rounds it (ORT 1.20.1
 // to 1.32, checked bit for bit in test/python/test_skip_norm.py): per row, sum = (input + skip) + bias,
 // the squares summed in order in float, denom = sqrt(Σ sum² / hidden + epsilon), out = (sum / denom)
-// · gamma. The in-order sum is what makes it equal to ORT's; it costs about a µs a row of 576.
+// · gamma. The in-order sum is what makes it equal to ORT's; about half a µs a row of 576.
 #pragma once
 #include <cstddef>
 

