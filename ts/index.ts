@@ -2,6 +2,7 @@
 // onebit-ep: the onebit execution provider for onnxruntime-node. Importing this module registers
 // the 'onebit' backend; use the standard onnxruntime-node API with executionProviders: ['onebit'].
 export { onebit } from './onebit.js';
+export type { BoundRun } from './bound_run.js';
 export type { OnebitOptions, OnebitExecutionProviderOption, OnebitDevice, OnebitDeviceLock } from './options.js';
 export { validateOnebitOptions } from './options.js';
 export type { OnebitCounters } from './counters.js';

@@ -10,6 +10,7 @@ import { fromNativeError, OnebitError, OnebitInputError } from './errors.js';
 import { epLibraryPath, loadNative, ortLibraryPath } from './native.js';
 import { BACKEND_NAME } from './options.js';
 import { OnebitSessionHandler } from './session_handler.js';
+import type { BoundRun } from './bound_run.js';
 
 // Below every built-in backend: only sessions that name 'onebit' ever reach it.
 const BACKEND_PRIORITY = -1;
@@ -87,6 +88,20 @@ export const onebit = {
       throw fromNativeError(error);
     }
     return new (ortNode().Tensor)(type, typedArrayOf(type, buffer) as never, dims);
+  },
+
+  /**
+   * Runs of a onebit session with the inputs in `feeds` and the pre-allocated outputs in `fetches`
+   * fixed, as ORT's IO binding: each `run(feeds)` of the binding passes only the other inputs and
+   * returns the other outputs ({type, data, dims}). Made for a decoder's KV cache: allocateTensor
+   * buffers bound as its past inputs and present outputs, which the runs then read and write in
+   * place. The fixed tensors are checked once, here; leave them as they are while the binding is used.
+   */
+  bind(
+    session: InferenceSession | OnebitSessionHandler,
+    fixed: { feeds?: Record<string, Tensor>; fetches?: Record<string, Tensor> },
+  ): BoundRun {
+    return handlerOf(session).bind(fixed.feeds ?? {}, fixed.fetches ?? {});
   },
 
   /** Absolute path of libonebit_ep.so, to register the same EP in another ORT host. */

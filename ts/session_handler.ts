@@ -7,7 +7,8 @@ import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
 import { nativeFeed, nativeFetch } from './feeds.js';
-import { runPlan } from './run_plan.js';
+import { runPlan, type RunPlan } from './run_plan.js';
+import { BoundRun, type BindableSession } from './bound_run.js';
 import type {
   NativeOutput,
   NativeRunOptions,
@@ -45,7 +46,7 @@ function nativeRunOptions(options: InferenceSession.RunOptions): NativeRunOption
   return { logSeverityLevel: options.logSeverityLevel, tag: options.tag, configEntries };
 }
 
-export class OnebitSessionHandler implements InferenceSessionHandler {
+export class OnebitSessionHandler implements InferenceSessionHandler, BindableSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
@@ -93,16 +94,30 @@ export class OnebitSessionHandler implements InferenceSessionHandler {
     const preallocated = outputNames.map((name, i) =>
       nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]),
     );
-    const { plan, data } = runPlan(inputIndices, inputs, outputIndices, preallocated);
-    let raw: (NativeOutput | null)[];
-    try {
-      raw = await this.#native.run(plan, data, nativeRunOptions(options));
-    } catch (error) {
-      throw fromNativeError(error);
-    }
+    const raw = await this.runPlanned(runPlan(inputIndices, inputs, outputIndices, preallocated), options);
     const results: SessionHandler.ReturnType = {};
     outputNames.forEach((name, i) => (results[name] = raw[i] === null ? fetches[name]! : outputValue(name, raw[i]!)));
     return results;
+  }
+
+  /** Runs a plan (run_plan.ts): the outputs in its order, null for pre-allocated ones. */
+  async runPlanned(run: RunPlan, options: InferenceSession.RunOptions = {}): Promise<(NativeOutput | null)[]> {
+    this.#checkLive();
+    try {
+      return await this.#native.run(run.plan, run.data, nativeRunOptions(options));
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+  }
+
+  outputValue(name: string, raw: NativeOutput): OnnxValue {
+    return outputValue(name, raw);
+  }
+
+  /** Runs with `feeds` and pre-allocated `fetches` fixed: see bound_run.ts. */
+  bind(feeds: Record<string, OnnxValue>, fetches: Record<string, OnnxValue>): BoundRun {
+    this.#checkLive();
+    return new BoundRun(this, feeds, fetches);
   }
 
   async dispose(): Promise<void> {

@@ -5,10 +5,12 @@
 // call's keys and values in place instead of copying the whole cache into new tensors; the
 // attention_mask's length tells it how many rows are valid. The buffers double when full. They are
 // onebit.allocateTensor's: memory a run in flight may write (JS memory the backend only fills when a
-// run resolves, which would leave past and present two buffers).
+// run resolves, which would leave past and present two buffers). On a onebit session the cache is
+// bound (onebit.bind): each step passes its 2 other inputs only.
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
-import { OnebitInputError } from '../../errors.js';
+import type { BoundRun } from '../../bound_run.js';
+import { OnebitError, OnebitInputError } from '../../errors.js';
 import type { Smollm2Files } from '../model/smollm2.js';
 import { onebit } from '../../onebit.js';
 
@@ -22,6 +24,7 @@ export class KvDecoder {
   readonly #files: Smollm2Files;
   readonly #Tensor: TensorConstructor;
   #cache: Tensor[] = [];
+  #bound: BoundRun | null = null; // the cache bound to a onebit session's runs (null for other sessions)
   #capacity = 0;
   #length = 0;
 
@@ -58,10 +61,15 @@ export class KvDecoder {
       ),
       attention_mask: new this.#Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
     };
-    const fetches: Record<string, Tensor | null> = { logits: null };
-    this.#files.pastNames.forEach((name, i) => (feeds[name] = this.#cache[i]));
-    this.#files.presentNames.forEach((name, i) => (fetches[name] = this.#cache[i]));
-    const out = (await this.#session.run(feeds, fetches)) as Record<string, Tensor>;
+    let out: Record<string, { data: unknown }>;
+    if (this.#bound) {
+      out = await this.#bound.run(feeds);
+    } else {
+      const fetches: Record<string, Tensor | null> = { logits: null };
+      this.#files.pastNames.forEach((name, i) => (feeds[name] = this.#cache[i]));
+      this.#files.presentNames.forEach((name, i) => (fetches[name] = this.#cache[i]));
+      out = (await this.#session.run(feeds, fetches)) as Record<string, Tensor>;
+    }
     this.#length = total;
     return out.logits.data as Float32Array;
   }
@@ -78,6 +86,21 @@ export class KvDecoder {
       return grown;
     });
     this.#capacity = capacity;
+    this.#bound = this.#bind();
+  }
+
+  // The cache bound as past inputs and present outputs of the session's runs, if it runs on onebit.
+  #bind(): BoundRun | null {
+    const feeds: Record<string, Tensor> = {};
+    const fetches: Record<string, Tensor> = {};
+    this.#files.pastNames.forEach((name, i) => (feeds[name] = this.#cache[i]));
+    this.#files.presentNames.forEach((name, i) => (fetches[name] = this.#cache[i]));
+    try {
+      return onebit.bind(this.#session, { feeds, fetches });
+    } catch (error) {
+      if (error instanceof OnebitError && error.code === 'ONEBIT_NOT_ONEBIT_SESSION') return null;
+      throw error;
+    }
   }
 }
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// A session's runs with some inputs and pre-allocated outputs fixed, as ORT's IO binding does for C++
+// and Python (onnxruntime-node has none): the fixed values are checked and laid out in the run plan
+// once, and each run passes only the others. A decoder's KV cache is 120 of a SmolLM2 step's 122
+// values; a run's JavaScript then handles 2, which V8 runs slowly until it has compiled it (a
+// process's first ~128 runs: docs/benchmarks-log.md, session 17).
+import type { InferenceSession, OnnxValue } from 'onnxruntime-node';
+
+import { OnebitInputError } from './errors.js';
+import { nativeFeed, nativeFetch } from './feeds.js';
+import { joinPlan, planSegment, type PlanSegment, type RunPlan } from './run_plan.js';
+import type { NativeOutput, NativeTensor } from './addon_types.js';
+
+/** What a bound run needs of its session (OnebitSessionHandler). */
+export interface BindableSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
+  readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
+  /** Runs a plan; the outputs in its order, null for pre-allocated ones. */
+  runPlanned(run: RunPlan): Promise<(NativeOutput | null)[]>;
+  /** A returned output as onnxruntime-common's {type, data, dims}. */
+  outputValue(name: string, raw: NativeOutput): OnnxValue;
+}
+
+export class BoundRun {
+  readonly #session: BindableSession;
+  readonly #fixedInputs: PlanSegment;
+  readonly #fixedOutputs: PlanSegment;
+  readonly #returned: PlanSegment; // every output not fixed, returned by each run
+  readonly #returnedNames: string[];
+  readonly #free: Map<string, number>; // the inputs each run passes, by name: metadata index
+
+  constructor(session: BindableSession, feeds: Record<string, OnnxValue>, fetches: Record<string, OnnxValue>) {
+    this.#session = session;
+    const inputIndex = new Map(session.inputNames.map((n, i) => [n, i]));
+    const indices: number[] = [];
+    const tensors: NativeTensor[] = [];
+    for (const [name, value] of Object.entries(feeds)) {
+      const index = inputIndex.get(name);
+      tensors.push(
+        nativeFeed(name, value, index === undefined ? undefined : session.inputMetadata[index], session.inputNames),
+      );
+      indices.push(index!);
+    }
+    this.#fixedInputs = planSegment(indices, tensors);
+    this.#free = new Map([...inputIndex].filter(([name]) => !(name in feeds)));
+    const outputIndices: number[] = [];
+    const outputs: NativeTensor[] = [];
+    for (const [name, value] of Object.entries(fetches)) {
+      const index = session.outputNames.indexOf(name);
+      if (index < 0)
+        throw new OnebitInputError(
+          `bind: the model has no output named '${name}'; its outputs are: ${session.outputNames.map((n) => `'${n}'`).join(', ')}`,
+        );
+      const tensor = nativeFetch(name, value, session.outputMetadata[index]);
+      if (!tensor) throw new OnebitInputError(`bind: pre-allocated output '${name}' must be a tensor`);
+      outputIndices.push(index);
+      outputs.push(tensor);
+    }
+    this.#fixedOutputs = planSegment(outputIndices, outputs);
+    this.#returnedNames = session.outputNames.filter((name) => !(name in fetches));
+    this.#returned = planSegment(
+      this.#returnedNames.map((name) => session.outputNames.indexOf(name)),
+      this.#returnedNames.map(() => null),
+    );
+  }
+
+  /** Runs with `feeds` (the inputs not bound) and returns the outputs not bound, by name. */
+  async run(feeds: Record<string, OnnxValue>): Promise<Record<string, OnnxValue>> {
+    const session = this.#session;
+    const indices: number[] = [];
+    const tensors: NativeTensor[] = [];
+    for (const name in feeds) {
+      const index = this.#free.get(name);
+      if (index === undefined && session.inputNames.includes(name))
+        throw new OnebitInputError(`input '${name}' is bound: it cannot be fed to a run of the binding as well`);
+      tensors.push(
+        nativeFeed(
+          name,
+          feeds[name],
+          index === undefined ? undefined : session.inputMetadata[index],
+          session.inputNames,
+        ),
+      );
+      indices.push(index!);
+    }
+    if (indices.length !== this.#free.size)
+      for (const name of this.#free.keys())
+        if (!(name in feeds)) throw new OnebitInputError(`input '${name}' is neither bound nor fed to this run`);
+    const raw = await session.runPlanned(
+      joinPlan([planSegment(indices, tensors), this.#fixedInputs], [this.#returned, this.#fixedOutputs]),
+    );
+    const results: Record<string, OnnxValue> = {};
+    this.#returnedNames.forEach((name, i) => (results[name] = session.outputValue(name, raw[i]!)));
+    return results;
+  }
+}
