@@ -4,7 +4,7 @@
 // once, and each run passes only the others. A decoder's KV cache is 120 of a SmolLM2 step's 122
 // values; a run's JavaScript then handles 2, which V8 runs slowly until it has compiled it (a
 // process's first ~128 runs: docs/benchmarks-log.md, session 17).
-import type { InferenceSession, OnnxValue } from 'onnxruntime-node';
+import type { InferenceSession, OnnxValue, Tensor } from 'onnxruntime-node';
 
 import { OnebitInputError } from './errors.js';
 import { nativeFeed, nativeFetch } from './feeds.js';
@@ -19,8 +19,16 @@ export interface BindableSession {
   readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
   /** Runs a plan; the outputs in its order, null for pre-allocated ones. */
   runPlanned(run: RunPlan): Promise<(NativeOutput | null)[]>;
-  /** A returned output as onnxruntime-common's {type, data, dims}. */
-  outputValue(name: string, raw: NativeOutput): OnnxValue;
+  /** A returned output as an onnxruntime-node Tensor. */
+  outputTensor(name: string, raw: NativeOutput): Tensor;
+}
+
+// Feeds and fetches are plain objects of tensors by name; only their own keys count (a model
+// input named "constructor" is not bound by Object.prototype).
+function checkedValues(what: string, values: unknown): Record<string, OnnxValue> {
+  if (values === null || typeof values !== 'object' || values instanceof Map || Array.isArray(values))
+    throw new OnebitInputError(`${what} must be an object of tensors by name, such as { x: tensor }`);
+  return values as Record<string, OnnxValue>;
 }
 
 export class BoundRun {
@@ -33,6 +41,8 @@ export class BoundRun {
 
   constructor(session: BindableSession, feeds: Record<string, OnnxValue>, fetches: Record<string, OnnxValue>) {
     this.#session = session;
+    checkedValues('bind: feeds', feeds);
+    checkedValues('bind: fetches', fetches);
     const inputIndex = new Map(session.inputNames.map((n, i) => [n, i]));
     const indices: number[] = [];
     const tensors: NativeTensor[] = [];
@@ -44,7 +54,7 @@ export class BoundRun {
       indices.push(index!);
     }
     this.#fixedInputs = planSegment(indices, tensors);
-    this.#free = new Map([...inputIndex].filter(([name]) => !(name in feeds)));
+    this.#free = new Map([...inputIndex].filter(([name]) => !Object.hasOwn(feeds, name)));
     const outputIndices: number[] = [];
     const outputs: NativeTensor[] = [];
     for (const [name, value] of Object.entries(fetches)) {
@@ -59,7 +69,7 @@ export class BoundRun {
       outputs.push(tensor);
     }
     this.#fixedOutputs = planSegment(outputIndices, outputs);
-    this.#returnedNames = session.outputNames.filter((name) => !(name in fetches));
+    this.#returnedNames = session.outputNames.filter((name) => !Object.hasOwn(fetches, name));
     this.#returned = planSegment(
       this.#returnedNames.map((name) => session.outputNames.indexOf(name)),
       this.#returnedNames.map(() => null),
@@ -67,11 +77,12 @@ export class BoundRun {
   }
 
   /** Runs with `feeds` (the inputs not bound) and returns the outputs not bound, by name. */
-  async run(feeds: Record<string, OnnxValue>): Promise<Record<string, OnnxValue>> {
+  async run(feeds: Record<string, OnnxValue>): Promise<Record<string, Tensor>> {
     const session = this.#session;
+    checkedValues('run: feeds', feeds);
     const indices: number[] = [];
     const tensors: NativeTensor[] = [];
-    for (const name in feeds) {
+    for (const name of Object.keys(feeds)) {
       const index = this.#free.get(name);
       if (index === undefined && session.inputNames.includes(name))
         throw new OnebitInputError(`input '${name}' is bound: it cannot be fed to a run of the binding as well`);
@@ -87,12 +98,13 @@ export class BoundRun {
     }
     if (indices.length !== this.#free.size)
       for (const name of this.#free.keys())
-        if (!(name in feeds)) throw new OnebitInputError(`input '${name}' is neither bound nor fed to this run`);
+        if (!Object.hasOwn(feeds, name))
+          throw new OnebitInputError(`input '${name}' is neither bound nor fed to this run`);
     const raw = await session.runPlanned(
       joinPlan([planSegment(indices, tensors), this.#fixedInputs], [this.#returned, this.#fixedOutputs]),
     );
-    const results: Record<string, OnnxValue> = {};
-    this.#returnedNames.forEach((name, i) => (results[name] = session.outputValue(name, raw[i]!)));
+    const results: Record<string, Tensor> = {};
+    this.#returnedNames.forEach((name, i) => (results[name] = session.outputTensor(name, raw[i]!)));
     return results;
   }
 }

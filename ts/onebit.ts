@@ -93,15 +93,15 @@ export const onebit = {
   /**
    * Runs of a onebit session with the inputs in `feeds` and the pre-allocated outputs in `fetches`
    * fixed, as ORT's IO binding: each `run(feeds)` of the binding passes only the other inputs and
-   * returns the other outputs ({type, data, dims}). Made for a decoder's KV cache: allocateTensor
+   * returns the other outputs (Tensors by name). Made for a decoder's KV cache: allocateTensor
    * buffers bound as its past inputs and present outputs, which the runs then read and write in
    * place. The fixed tensors are checked once, here; leave them as they are while the binding is used.
    */
   bind(
     session: InferenceSession | OnebitSessionHandler,
-    fixed: { feeds?: Record<string, Tensor>; fetches?: Record<string, Tensor> },
+    fixed: { feeds?: Record<string, Tensor>; fetches?: Record<string, Tensor> } = {},
   ): BoundRun {
-    return handlerOf(session).bind(fixed.feeds ?? {}, fixed.fetches ?? {});
+    return handlerOf(session).bind(fixed?.feeds ?? {}, fixed?.fetches ?? {});
   },
 
   /** Absolute path of libonebit_ep.so, to register the same EP in another ORT host. */

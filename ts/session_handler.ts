@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The onnxruntime-common session handler of the onebit backend: one native session (ORT with our EP
 // and the CPU EP as fallback), run on worker threads.
-import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandler } from 'onnxruntime-node';
+import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandler, Tensor } from 'onnxruntime-node';
 
 import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
@@ -16,6 +16,9 @@ import type {
   NativeTensor,
   NativeValueMetadata,
 } from './addon_types.js';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ortNode = () => require('onnxruntime-node') as typeof import('onnxruntime-node');
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
   if (!raw.isTensor) return { name: raw.name, isTensor: false };
@@ -110,8 +113,13 @@ export class OnebitSessionHandler implements InferenceSessionHandler, BindableSe
     }
   }
 
-  outputValue(name: string, raw: NativeOutput): OnnxValue {
-    return outputValue(name, raw);
+  outputTensor(name: string, raw: NativeOutput): Tensor {
+    const { type, data, dims } = outputValue(name, raw) as unknown as {
+      type: Tensor.Type;
+      data: never;
+      dims: number[];
+    };
+    return new (ortNode().Tensor)(type, data, dims);
   }
 
   /** Runs with `feeds` and pre-allocated `fetches` fixed: see bound_run.ts. */

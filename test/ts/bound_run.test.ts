@@ -38,11 +38,35 @@ describe('bound runs', () => {
     ]) {
       const out = await bound.run({ x: tensor(x) });
       expect(Object.keys(out)).toEqual(['y']);
+      expect(out.y).toBeInstanceOf(ort.Tensor);
       const plain = await session.run({ x: tensor(x), w });
       expect(Array.from(out.y.data as Float32Array)).toEqual(Array.from(plain.y.data as Float32Array));
       expect(out.y.dims).toEqual([3]);
       expect(Array.from(z.data as Float32Array)).toEqual(Array.from(plain.z.data as Float32Array));
     }
+  });
+
+  it('return tensors the next run takes, and bind nothing when given nothing', async () => {
+    const bound = pkg.onebit.bind(session);
+    const first = await bound.run({ x: tensor([1, 2]), w: tensor([3, 4]) });
+    const second = await bound.run({ x: first.y, w: first.z });
+    expect(Array.from(second.y.data as Float32Array)).toEqual([4 + 3, 6 + 8]);
+    expect(second.z.size).toBe(2);
+  });
+
+  it('count only the own keys of feeds and fetches', async () => {
+    // Inputs and an output named as members of Object.prototype: neither bound nor left out by it.
+    const named = model({
+      name: 'proto_names',
+      node: [node('Add', ['constructor', 'toString'], ['valueOf'])],
+      input: [valueInfo('constructor', DataType.FLOAT, ['n']), valueInfo('toString', DataType.FLOAT, ['n'])],
+      output: [valueInfo('valueOf', DataType.FLOAT, ['n'])],
+    });
+    const s = await ort.InferenceSession.create(named, onebit);
+    const out = await pkg.onebit.bind(s, { feeds: { toString: tensor([1]) } }).run({ constructor: tensor([2]) });
+    expect(Object.keys(out)).toEqual(['valueOf']);
+    expect(Array.from(out.valueOf.data as Float32Array)).toEqual([3]);
+    await s.release();
   });
 
   it('say what is wrong with a feed or a binding, by name', async () => {
@@ -53,6 +77,8 @@ describe('bound runs', () => {
     await expect(bound.run({ v: tensor([1, 2, 3]) })).rejects.toThrow(/no input named 'v'/);
     await expect(bound.run({})).rejects.toThrow(/input 'x' is neither bound nor fed/);
     expect(() => pkg.onebit.bind(session, { fetches: { q: z } })).toThrow(/no output named 'q'/);
+    await expect(bound.run(null as never)).rejects.toThrow(/run: feeds must be an object of tensors by name/);
+    expect(() => pkg.onebit.bind(session, { feeds: new Map() as never })).toThrow(/bind: feeds must be an object/);
     expect(() => pkg.onebit.bind(session, { feeds: { w: new ort.Tensor('int32', new Int32Array(3), [3]) } })).toThrow(
       /input 'w' is int32, but the model expects float32/,
     );
