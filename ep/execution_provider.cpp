@@ -91,17 +91,20 @@ void claim_attention_nodes(const SessionContext& session, const GraphIndex& inde
   }
 }
 
-// The SwiGLU gates over two groups of a fused node (`outputs`: each group's output and N) join it.
-void claim_silu_gates(const SessionContext& session, const GraphIndex& index,
-                      const std::vector<std::pair<std::string, int64_t>>& outputs, std::vector<const OrtNode*>& fused) {
-  std::vector<std::string> names;
-  for (const auto& [name, n] : outputs) names.push_back(name);
-  auto n_of = [&](const std::string& name) {
-    return std::find_if(outputs.begin(), outputs.end(), [&](const auto& o) { return o.first == name; })->second;
-  };
-  for (const SiluGateMatch& gate : match_silu_gates(index, names)) {
-    if (n_of(gate.gate) != n_of(gate.up)) continue;  // a broadcast product: ORT's
-    for (const NodeInfo* node : gate.nodes) fused.push_back(node->node);
+// A fused node as GetCapability builds it: its nodes, and what the gate and norm claims need of its
+// groups.
+struct FusedClaim {
+  std::vector<const OrtNode*> nodes;
+  std::vector<std::string> outputs;     // each group's output, in claim order
+  std::map<std::string, int64_t> n_of;  // each group output's N
+  std::set<std::string> activations;    // what its groups read as x
+};
+
+// The SwiGLU gates over two groups of a fused node join it.
+void claim_silu_gates(const SessionContext& session, const GraphIndex& index, FusedClaim& fused) {
+  for (const SiluGateMatch& gate : match_silu_gates(index, fused.outputs)) {
+    if (fused.n_of.at(gate.gate) != fused.n_of.at(gate.up)) continue;  // a broadcast product: ORT's
+    for (const NodeInfo* node : gate.nodes) fused.nodes.push_back(node->node);
     log(session.logger, ORT_LOGGING_LEVEL_VERBOSE,
         "onebit: claimed the SwiGLU gate writing '" + gate.output + "' with the groups writing '" + gate.gate +
             "' and '" + gate.up + "'");
@@ -111,9 +114,7 @@ void claim_silu_gates(const SessionContext& session, const GraphIndex& index,
 // A SkipSimplifiedLayerNormalization whose output only one fused node's groups read, each as its
 // activation (their first input: MatMulNBits' A, a QuantizeLinear's x), joins that fused node.
 void claim_skip_norms(const SessionContext& session, const GraphIndex& index,
-                      const std::map<const OrtNode*, size_t>& claimed,
-                      const std::vector<std::set<std::string>>& activations,
-                      std::vector<std::vector<const OrtNode*>>& fused) {
+                      const std::map<const OrtNode*, size_t>& claimed, std::vector<FusedClaim>& fused) {
   for (const NodeInfo& node : index.nodes()) {
     if (!is_skip_norm(node)) continue;
     size_t into = fused.size();
@@ -128,7 +129,7 @@ void claim_skip_norms(const SessionContext& session, const GraphIndex& index,
         return c != claimed.end() && c->second == into && reader->input(0) == out &&
                std::count(reader->inputs.begin(), reader->inputs.end(), out) == 1;
       };
-      if (into == fused.size() || !activations[into].count(out) ||
+      if (into == fused.size() || !fused[into].activations.count(out) ||
           !std::all_of(readers.begin(), readers.end(), reads_as_activation))
         reason = "its output is read by other than the groups of one fused node, as their activation";
     }
@@ -136,7 +137,7 @@ void claim_skip_norms(const SessionContext& session, const GraphIndex& index,
       log(session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
       continue;
     }
-    fused[into].push_back(node.node);
+    fused[into].nodes.push_back(node.node);
     log(session.logger, ORT_LOGGING_LEVEL_VERBOSE,
         "onebit: claimed " + node.describe() + " with the groups reading it");
   }
@@ -160,9 +161,7 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       if (auto* m = std::get_if<GroupMatch>(&result); m && output_quantizes.count(m->quantize_in))
         leave_quantize_in(*m);
     // Each claimed group joins the fused node of its siblings (sibling_key), in first-claimed order.
-    std::vector<std::vector<const OrtNode*>> fused;
-    std::vector<std::vector<std::pair<std::string, int64_t>>> fused_outputs;  // each group's output and N
-    std::vector<std::set<std::string>> fused_activations;                     // what its groups read as x
+    std::vector<FusedClaim> fused;
     std::map<std::string, size_t> fused_of_key;
     std::map<const OrtNode*, size_t> claimed;  // node → its fused node
     for (auto& [anchor, result] : matches) {
@@ -202,14 +201,13 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
               throw UnsupportedGroup("a node of the group is already in another group");
           if (into == fused.size()) {
             fused.emplace_back();
-            fused_outputs.emplace_back();
-            fused_activations.emplace_back();
             if (!key.empty()) fused_of_key[key] = into;
           }
           for (const NodeInfo* n : match.nodes)
-            if (claimed.emplace(n->node, into).second) fused[into].push_back(n->node);
-          fused_outputs[into].emplace_back(match.output, plan.N);
-          fused_activations[into].insert(match.x_float.empty() ? match.x : match.x_float);
+            if (claimed.emplace(n->node, into).second) fused[into].nodes.push_back(n->node);
+          fused[into].outputs.push_back(match.output);
+          fused[into].n_of[match.output] = plan.N;
+          fused[into].activations.insert(match.x_float.empty() ? match.x : match.x_float);
           log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: claimed " + node.describe());
           continue;
         } catch (const UnsupportedGroup& e) {
@@ -218,13 +216,13 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph, OrtEpGr
       }
       log(self(ep).session.logger, ORT_LOGGING_LEVEL_VERBOSE, "onebit: declined " + node.describe() + ": " + reason);
     }
-    for (size_t i = 0; i < fused.size(); ++i) claim_silu_gates(self(ep).session, index, fused_outputs[i], fused[i]);
-    claim_skip_norms(self(ep).session, index, claimed, fused_activations, fused);
-    for (const std::vector<const OrtNode*>& nodes : fused) {
+    for (FusedClaim& f : fused) claim_silu_gates(self(ep).session, index, f);
+    claim_skip_norms(self(ep).session, index, claimed, fused);
+    for (const FusedClaim& f : fused) {
       OrtNodeFusionOptions fusion{};
       fusion.ort_version_supported = ORT_API_VERSION;
       fusion.drop_constant_initializers = true;  // we pack our own copy; ORT may free the originals
-      check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, nodes.data(), nodes.size(), &fusion));
+      check(ort_ep().EpGraphSupportInfo_AddNodesToFuse(support, f.nodes.data(), f.nodes.size(), &fusion));
     }
     if (self(ep).session.options.claim_attention) claim_attention_nodes(self(ep).session, index, support);
   });

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/dims.h"
 #include "engine/group_run.h"
 #include "engine/thread_reused.h"
 #include "kernel_inputs.h"
@@ -14,25 +15,6 @@
 namespace onebit {
 
 namespace {
-
-// An input read for a call: its data, after its type was checked against what was compiled.
-struct ReadInput {
-  const void* data = nullptr;
-  TensorShape shape;
-};
-
-// `role` names the input in a message: "activation", "B 'b'".
-ReadInput read_input(OrtKernelContext* context, size_t index, ONNXTensorElementDataType type, const GroupPlan& plan,
-                     const std::string& role) {
-  const OrtValue* value = kernel_input(context, index);
-  ReadInput in{nullptr, shape_of(value)};
-  if (in.shape.type != type)
-    throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + plan.name + ": " + role + " of shape " +
-                                             shape_string(in.shape.dims) + " " + type_name(in.shape.type) +
-                                             " has the wrong type; compiled for " + type_name(type));
-  check(ort().GetTensorData(value, &in.data));
-  return in;
-}
 
 template <class T>
 T* optional_output(OrtKernelContext* context, const std::optional<size_t>& index, const std::vector<int64_t>& dims) {
@@ -114,17 +96,16 @@ GroupOutput compute_group(GroupKernel& kernel, SessionContext& session, OrtKerne
   GroupPlan& plan = kernel.plan;
   std::optional<ReadInput> b;
   if (kernel.inputs.w)
-    b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan, "B '" + plan.b_name + "'");
+    b = read_input(context, *kernel.inputs.w, element_type_of(plan.b_type), plan.name, "B '" + plan.b_name + "'");
   const ReadInput x = kernel.inputs.x ? read_input(context, *kernel.inputs.x,
                                                    plan.quantizes_x() ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
                                                                       : element_type_of(plan.x_type),
-                                                   plan, "activation")
+                                                   plan.name, "activation")
                                       : ReadInput{normed->data, {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, normed->dims}};
   const CallShape shape = call_shape(plan, x.shape.dims, b ? &b->shape.dims : nullptr);
 
   const KernelOutputs& o = kernel.outputs;
-  size_t values = 1;
-  for (int64_t d : shape.y_dims) values *= static_cast<size_t>(d);
+  const size_t values = element_count(shape.y_dims);
   void* y = o.y ? kernel_output(context, *o.y, shape.y_dims) : scratch.get(values);
   const CallOutputs out{y, optional_output<uint8_t>(context, o.x_quantized, x.shape.dims),
                         optional_output<float>(context, o.x_scale, {}),

@@ -87,6 +87,18 @@ const OrtValue* kernel_input(OrtKernelContext* context, size_t index) {
   return value;
 }
 
+ReadInput read_input(OrtKernelContext* context, size_t index, ONNXTensorElementDataType type, const std::string& owner,
+                     const std::string& role) {
+  const OrtValue* value = kernel_input(context, index);
+  ReadInput in{nullptr, shape_of(value)};
+  if (in.shape.type != type)
+    throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + owner + ": " + role + " of shape " + shape_string(in.shape.dims) +
+                                             " " + type_name(in.shape.type) + " has the wrong type; compiled for " +
+                                             type_name(type));
+  check(ort().GetTensorData(value, &in.data));
+  return in;
+}
+
 void* kernel_output(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims) {
   OrtValue* value = nullptr;
   check(ort().KernelContext_GetOutput(context, index, dims.data(), dims.size(), &value));

@@ -62,6 +62,16 @@ void check_outputs_cover(const OrtNode* fused_node, const std::string& fused_nam
                          const std::vector<KernelOutputs>& outputs);
 
 const OrtValue* kernel_input(OrtKernelContext* context, size_t index);
+
+// An input read for a call: its data, after its type was checked against what was compiled.
+struct ReadInput {
+  const void* data = nullptr;
+  TensorShape shape;
+};
+
+// Input `index`, of `type`, or an OrtError naming `owner` and `role` ("MatMul 'q'", "activation").
+ReadInput read_input(OrtKernelContext* context, size_t index, ONNXTensorElementDataType type, const std::string& owner,
+                     const std::string& role);
 // The data of output `index`, allocated by ORT with `dims` (or the caller's buffer it binds).
 void* kernel_output(OrtKernelContext* context, size_t index, const std::vector<int64_t>& dims);
 

@@ -73,32 +73,25 @@ SkipNormKernel compile_skip_norm(const NodeInfo& node, const GraphIndex& fused_g
 
 NormedActivation run_skip_norm(const SkipNormKernel& norm, OrtKernelContext* context, const TaskRunner& tasks,
                                UninitBuffer<float>& scratch) {
-  const OrtValue* values[2] = {kernel_input(context, norm.input), kernel_input(context, norm.skip)};
-  TensorShape shapes[2];
-  const void* data[2] = {};
-  for (size_t i = 0; i < 2; ++i) {
-    shapes[i] = shape_of(values[i]);
-    if (shapes[i].type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
-      throw OrtError(ORT_INVALID_ARGUMENT, "onebit: " + norm.name + ": " + (i ? "skip" : "input") + " is " +
-                                               type_name(shapes[i].type) + "; compiled for float32");
-    check(ort().GetTensorData(values[i], &data[i]));
-  }
+  const ReadInput input = read_input(context, norm.input, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, norm.name, "input");
+  const ReadInput skip = read_input(context, norm.skip, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, norm.name, "skip");
+  const std::vector<int64_t>& dims = input.shape.dims;
   SkipNormCall call;
-  call.skip_rows = checked_skip_rows(norm, shapes[0].dims, shapes[1].dims);
+  call.skip_rows = checked_skip_rows(norm, dims, skip.shape.dims);
   call.hidden = norm.gamma.size();
-  const size_t rows = element_count(shapes[0].dims) / std::max<size_t>(call.hidden, 1);
-  call.input = static_cast<const float*>(data[0]);
-  call.skip = static_cast<const float*>(data[1]);
+  const size_t rows = element_count(dims) / std::max<size_t>(call.hidden, 1);
+  call.input = static_cast<const float*>(input.data);
+  call.skip = static_cast<const float*>(skip.data);
   call.bias = norm.bias.empty() ? nullptr : norm.bias.data();
   call.gamma = norm.gamma.data();
   call.epsilon = norm.epsilon;
-  call.sum = norm.sum ? static_cast<float*>(kernel_output(context, *norm.sum, shapes[0].dims)) : nullptr;
+  call.sum = norm.sum ? static_cast<float*>(kernel_output(context, *norm.sum, dims)) : nullptr;
   call.out = scratch.get(rows * call.hidden);
   // A task a few rows: a prompt's rows spread over the threads, a decode row runs here.
   constexpr size_t kRowsPerTask = 8;
   NormJob job{&call, kRowsPerTask, rows};
   if (rows > 0) run_tasks(job, static_cast<int64_t>((rows + kRowsPerTask - 1) / kRowsPerTask), tasks);
-  return {call.out, shapes[0].dims};
+  return {call.out, dims};
 }
 
 }  // namespace onebit

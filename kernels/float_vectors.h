@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/gemm_q8_kernels.h"
 
 namespace onebit::float_vectors {
@@ -74,6 +75,16 @@ ONEBIT_INLINE V exp_nonpositive(V x) {
   p = p * r + 1.0f;
   const IntVector<V> exponent = (std::bit_cast<IntVector<V>>(shifted) - 0x4B400000 + 127) << 23;
   return x < -87.0f ? V{} : p * std::bit_cast<V>(exponent);
+}
+
+// A float kernel's variants, widest first: {name, available, run}, the AVX-512 one where the CPU
+// has AVX-512, the AVX2 one where it has AVX2, the portable one everywhere.
+template <class Variant>
+std::vector<Variant> float_variants(decltype(Variant::run) avx512, decltype(Variant::run) avx2,
+                                    decltype(Variant::run) portable) {
+  return {{"avx512", [] { return cpu_features().avx512; }, avx512},
+          {"avx2", [] { return cpu_features().avx2; }, avx2},
+          {"portable", [] { return true; }, portable}};
 }
 
 // The variant of `variants` (each with `name` "avx512", "avx2" or "portable" and `available()`,

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu_features.h"
 #include "kernels/float_vectors.h"
 
 namespace onebit {
@@ -227,11 +226,8 @@ const AttentionVariant& selected_variant() {
 }  // namespace
 
 const std::vector<AttentionVariant>& attention_variants() {
-  static const std::vector<AttentionVariant> variants = {
-      {"avx512", [] { return cpu_features().avx512; }, attend_avx512},
-      {"avx2", [] { return cpu_features().avx2; }, attend_avx2},
-      {"portable", [] { return true; }, attend_portable},
-  };
+  static const std::vector<AttentionVariant> variants =
+      float_variants<AttentionVariant>(attend_avx512, attend_avx2, attend_portable);
   return variants;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/silu_gate.h"
 
-#include "kernels/cpu_features.h"
 #include "kernels/float_vectors.h"
 
 namespace onebit {
@@ -44,11 +43,8 @@ void silu_gate_portable(const float* gate, float* up, size_t count) { silu_gate_
 }  // namespace
 
 const std::vector<SiluGateVariant>& silu_gate_variants() {
-  static const std::vector<SiluGateVariant> variants = {
-      {"avx512", [] { return cpu_features().avx512; }, silu_gate_avx512},
-      {"avx2", [] { return cpu_features().avx2; }, silu_gate_avx2},
-      {"portable", [] { return true; }, silu_gate_portable},
-  };
+  static const std::vector<SiluGateVariant> variants =
+      float_variants<SiluGateVariant>(silu_gate_avx512, silu_gate_avx2, silu_gate_portable);
   return variants;
 }
 
