@@ -7,7 +7,7 @@
 import type { InferenceSession, OnnxValue, Tensor } from 'onnxruntime-node';
 
 import { OnebitInputError } from './errors.js';
-import { nativeFeed, nativeFetch } from './feeds.js';
+import { nativeFeeds, nativeFetch, outputIndexOf } from './feeds.js';
 import { joinPlan, planSegment, type PlanSegment, type RunPlan } from './run_plan.js';
 import type { NativeOutput, NativeTensor } from './addon_types.js';
 
@@ -17,6 +17,8 @@ export interface BindableSession {
   readonly outputNames: readonly string[];
   readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
+  readonly inputIndex: ReadonlyMap<string, number>; // name → metadata index
+  readonly outputIndex: ReadonlyMap<string, number>;
   /** Runs a plan; the outputs in its order, null for pre-allocated ones. */
   runPlanned(run: RunPlan): Promise<(NativeOutput | null)[]>;
   /** A returned output as an onnxruntime-node Tensor. */
@@ -37,32 +39,19 @@ export class BoundRun {
   readonly #fixedOutputs: PlanSegment;
   readonly #returned: PlanSegment; // every output not fixed, returned by each run
   readonly #returnedNames: string[];
-  readonly #free: Map<string, number>; // the inputs each run passes, by name: metadata index
+  readonly #free: string[]; // the inputs each run passes
 
   constructor(session: BindableSession, feeds: Record<string, OnnxValue>, fetches: Record<string, OnnxValue>) {
     this.#session = session;
     checkedValues('bind: feeds', feeds);
     checkedValues('bind: fetches', fetches);
-    const inputIndex = new Map(session.inputNames.map((n, i) => [n, i]));
-    const indices: number[] = [];
-    const tensors: NativeTensor[] = [];
-    for (const [name, value] of Object.entries(feeds)) {
-      const index = inputIndex.get(name);
-      tensors.push(
-        nativeFeed(name, value, index === undefined ? undefined : session.inputMetadata[index], session.inputNames),
-      );
-      indices.push(index!);
-    }
-    this.#fixedInputs = planSegment(indices, tensors);
-    this.#free = new Map([...inputIndex].filter(([name]) => !Object.hasOwn(feeds, name)));
+    const inputs = nativeFeeds(feeds, session.inputIndex, session.inputMetadata, session.inputNames);
+    this.#fixedInputs = planSegment(inputs.indices, inputs.tensors);
+    this.#free = session.inputNames.filter((name) => !Object.hasOwn(feeds, name));
     const outputIndices: number[] = [];
     const outputs: NativeTensor[] = [];
     for (const [name, value] of Object.entries(fetches)) {
-      const index = session.outputNames.indexOf(name);
-      if (index < 0)
-        throw new OnebitInputError(
-          `bind: the model has no output named '${name}'; its outputs are: ${session.outputNames.map((n) => `'${n}'`).join(', ')}`,
-        );
+      const index = outputIndexOf(name, session.outputIndex, session.outputNames);
       const tensor = nativeFetch(name, value, session.outputMetadata[index]);
       if (!tensor) throw new OnebitInputError(`bind: pre-allocated output '${name}' must be a tensor`);
       outputIndices.push(index);
@@ -71,7 +60,7 @@ export class BoundRun {
     this.#fixedOutputs = planSegment(outputIndices, outputs);
     this.#returnedNames = session.outputNames.filter((name) => !Object.hasOwn(fetches, name));
     this.#returned = planSegment(
-      this.#returnedNames.map((name) => session.outputNames.indexOf(name)),
+      this.#returnedNames.map((name) => session.outputIndex.get(name)!),
       this.#returnedNames.map(() => null),
     );
   }
@@ -80,28 +69,15 @@ export class BoundRun {
   async run(feeds: Record<string, OnnxValue>): Promise<Record<string, Tensor>> {
     const session = this.#session;
     checkedValues('run: feeds', feeds);
-    const indices: number[] = [];
-    const tensors: NativeTensor[] = [];
-    for (const name of Object.keys(feeds)) {
-      const index = this.#free.get(name);
-      if (index === undefined && session.inputNames.includes(name))
+    for (const name of Object.keys(feeds))
+      if (session.inputIndex.has(name) && !this.#free.includes(name))
         throw new OnebitInputError(`input '${name}' is bound: it cannot be fed to a run of the binding as well`);
-      tensors.push(
-        nativeFeed(
-          name,
-          feeds[name],
-          index === undefined ? undefined : session.inputMetadata[index],
-          session.inputNames,
-        ),
-      );
-      indices.push(index!);
-    }
-    if (indices.length !== this.#free.size)
-      for (const name of this.#free.keys())
-        if (!Object.hasOwn(feeds, name))
-          throw new OnebitInputError(`input '${name}' is neither bound nor fed to this run`);
+    const inputs = nativeFeeds(feeds, session.inputIndex, session.inputMetadata, session.inputNames);
+    for (const name of this.#free)
+      if (!Object.hasOwn(feeds, name))
+        throw new OnebitInputError(`input '${name}' is neither bound nor fed to this run`);
     const raw = await session.runPlanned(
-      joinPlan([planSegment(indices, tensors), this.#fixedInputs], [this.#returned, this.#fixedOutputs]),
+      joinPlan([planSegment(inputs.indices, inputs.tensors), this.#fixedInputs], [this.#returned, this.#fixedOutputs]),
     );
     const results: Record<string, Tensor> = {};
     this.#returnedNames.forEach((name, i) => (results[name] = session.outputTensor(name, raw[i]!)));

@@ -57,6 +57,37 @@ export function nativeFeed(
   return nativeTensor(`input '${name}'`, value, metadata);
 }
 
+/** Each of `feeds` checked against the input it names: their metadata indices and their tensors. */
+export function nativeFeeds(
+  feeds: Record<string, OnnxValue>,
+  inputIndex: ReadonlyMap<string, number>,
+  inputMetadata: readonly InferenceSession.ValueMetadata[],
+  inputNames: readonly string[],
+): { indices: number[]; tensors: NativeTensor[] } {
+  const indices: number[] = [];
+  const tensors: NativeTensor[] = [];
+  for (const [name, value] of Object.entries(feeds)) {
+    const index = inputIndex.get(name);
+    tensors.push(nativeFeed(name, value, index === undefined ? undefined : inputMetadata[index], inputNames));
+    indices.push(index!);
+  }
+  return { indices, tensors };
+}
+
+/** The metadata index of output `name`, or an input error listing the model's outputs. */
+export function outputIndexOf(
+  name: string,
+  outputIndex: ReadonlyMap<string, number>,
+  outputNames: readonly string[],
+): number {
+  const index = outputIndex.get(name);
+  if (index === undefined)
+    throw new OnebitInputError(
+      `the model has no output named '${name}'; its outputs are: ${outputNames.map((n) => `'${n}'`).join(', ')}`,
+    );
+  return index;
+}
+
 /**
  * A tensor given in run()'s fetches: ORT writes the output into its data, which must then have the
  * output's exact shape for this run. null for an output asked for by name only.

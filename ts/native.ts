@@ -40,6 +40,10 @@ function addonPath(): string {
   }
 }
 
+/** The onnxruntime-node module the backend registers in and whose Tensor class it hands out. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const ortNode = () => require('onnxruntime-node') as typeof import('onnxruntime-node');
+
 /** libonebit_ep.so: ONEBIT_EP_LIB if set, else the copy next to the addon. */
 export function epLibraryPath(): string {
   const fromEnv = process.env.ONEBIT_EP_LIB;

@@ -7,7 +7,7 @@ import { OnebitBackend } from './backend.js';
 import { toCounters, type OnebitCounters } from './counters.js';
 import { isSupportedDataType, onnxTypeOf, SUPPORTED_DATA_TYPES, typedArrayOf } from './dtypes.js';
 import { fromNativeError, OnebitError, OnebitInputError } from './errors.js';
-import { epLibraryPath, loadNative, ortLibraryPath } from './native.js';
+import { epLibraryPath, loadNative, ortLibraryPath, ortNode } from './native.js';
 import { BACKEND_NAME } from './options.js';
 import { OnebitSessionHandler } from './session_handler.js';
 import type { BoundRun } from './bound_run.js';
@@ -17,9 +17,6 @@ const BACKEND_PRIORITY = -1;
 
 const backend = new OnebitBackend();
 let backendRegistered = false;
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const ortNode = () => require('onnxruntime-node') as typeof import('onnxruntime-node');
 
 /** Registers the backend in the CJS onnxruntime-common registry that onnxruntime-node's sessions use. */
 function registerBackend(): void {

@@ -5,20 +5,12 @@ import type { InferenceSession, InferenceSessionHandler, OnnxValue, SessionHandl
 
 import { toCounters, type OnebitCounters } from './counters.js';
 import { dataTypeOfOnnx, typedArrayOf } from './dtypes.js';
-import { fromNativeError, OnebitError, OnebitInputError, OnebitSessionDisposedError } from './errors.js';
-import { nativeFeed, nativeFetch } from './feeds.js';
+import { fromNativeError, OnebitError, OnebitSessionDisposedError } from './errors.js';
+import { nativeFeeds, nativeFetch, outputIndexOf } from './feeds.js';
 import { runPlan, type RunPlan } from './run_plan.js';
+import { ortNode } from './native.js';
 import { BoundRun, type BindableSession } from './bound_run.js';
-import type {
-  NativeOutput,
-  NativeRunOptions,
-  NativeSession,
-  NativeTensor,
-  NativeValueMetadata,
-} from './addon_types.js';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const ortNode = () => require('onnxruntime-node') as typeof import('onnxruntime-node');
+import type { NativeOutput, NativeRunOptions, NativeSession, NativeValueMetadata } from './addon_types.js';
 
 function valueMetadata(raw: NativeValueMetadata): InferenceSession.ValueMetadata {
   if (!raw.isTensor) return { name: raw.name, isTensor: false };
@@ -55,8 +47,8 @@ export class OnebitSessionHandler implements InferenceSessionHandler, BindableSe
   readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
   readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
   #native: NativeSession;
-  #inputIndex: Map<string, number>;
-  #outputIndex: Map<string, number>;
+  readonly inputIndex: ReadonlyMap<string, number>; // name → metadata index
+  readonly outputIndex: ReadonlyMap<string, number>;
   #disposed = false;
 
   constructor(native: NativeSession) {
@@ -65,8 +57,8 @@ export class OnebitSessionHandler implements InferenceSessionHandler, BindableSe
     this.outputMetadata = native.outputMetadata.map(valueMetadata);
     this.inputNames = this.inputMetadata.map((m) => m.name);
     this.outputNames = this.outputMetadata.map((m) => m.name);
-    this.#inputIndex = new Map(this.inputNames.map((n, i) => [n, i]));
-    this.#outputIndex = new Map(this.outputNames.map((n, i) => [n, i]));
+    this.inputIndex = new Map(this.inputNames.map((n, i) => [n, i]));
+    this.outputIndex = new Map(this.outputNames.map((n, i) => [n, i]));
   }
 
   async run(
@@ -75,29 +67,14 @@ export class OnebitSessionHandler implements InferenceSessionHandler, BindableSe
     options: InferenceSession.RunOptions = {},
   ): Promise<SessionHandler.ReturnType> {
     this.#checkLive();
-    const inputIndices: number[] = [];
-    const inputs: NativeTensor[] = [];
-    for (const [name, value] of Object.entries(feeds)) {
-      const index = this.#inputIndex.get(name);
-      inputs.push(
-        nativeFeed(name, value, index === undefined ? undefined : this.inputMetadata[index], this.inputNames),
-      );
-      inputIndices.push(index!);
-    }
+    const inputs = nativeFeeds(feeds, this.inputIndex, this.inputMetadata, this.inputNames);
     // A tensor in fetches is pre-allocated: ORT writes that output into it, and it is returned as is.
     const outputNames = Object.keys(fetches).length > 0 ? Object.keys(fetches) : [...this.outputNames];
-    const outputIndices = outputNames.map((name) => {
-      const index = this.#outputIndex.get(name);
-      if (index === undefined)
-        throw new OnebitInputError(
-          `the model has no output named '${name}'; its outputs are: ${this.outputNames.map((n) => `'${n}'`).join(', ')}`,
-        );
-      return index;
-    });
+    const outputIndices = outputNames.map((name) => outputIndexOf(name, this.outputIndex, this.outputNames));
     const preallocated = outputNames.map((name, i) =>
       nativeFetch(name, fetches[name] ?? null, this.outputMetadata[outputIndices[i]]),
     );
-    const raw = await this.runPlanned(runPlan(inputIndices, inputs, outputIndices, preallocated), options);
+    const raw = await this.runPlanned(runPlan(inputs.indices, inputs.tensors, outputIndices, preallocated), options);
     const results: SessionHandler.ReturnType = {};
     outputNames.forEach((name, i) => (results[name] = raw[i] === null ? fetches[name]! : outputValue(name, raw[i]!)));
     return results;
