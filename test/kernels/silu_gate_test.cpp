@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace onebit {
@@ -44,25 +45,31 @@ std::vector<float> inputs(size_t n, unsigned seed, float spread) {
   return v;
 }
 
-TEST(SiluGate, EveryVariantIsWithinFourUlpsOfTheGraphsValue) {
+// One test per variant, by name: a variant this CPU cannot run is skipped, and says so.
+class SiluGateVariants : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override {
+    if (!variant.available()) GTEST_SKIP() << "variant " << variant.name << ": this CPU cannot run it, not tested";
+  }
+  const SiluGateVariant& variant = silu_gate_variants().at(GetParam());
+};
+
+TEST_P(SiluGateVariants, WithinFourUlpsOfTheGraphsValue) {
   for (size_t n : {0u, 1u, 3u, 4u, 7u, 15u, 16u, 17u, 33u, 1536u, 4099u}) {
     const std::vector<float> gate = inputs(n, static_cast<unsigned>(n), 6.0f), up = inputs(n, 99u + n, 2.0f);
-    for (const SiluGateVariant& variant : silu_gate_variants()) {
-      if (!variant.available()) continue;
-      std::vector<float> out = up;
-      variant.run(gate.data(), out.data(), n);
-      for (size_t i = 0; i < n; ++i) {
-        const float want = reference(gate[i], up[i]);
-        // σ's few-ulp error scaled by two roundings; near 0 the products are tiny, compare absolutely.
-        EXPECT_TRUE(ulps(out[i], want) <= 4 || std::fabs(out[i] - want) < 1e-30f)
-            << variant.name << " n=" << n << " i=" << i << " gate=" << gate[i] << " up=" << up[i] << ": " << out[i]
-            << " against " << want;
-      }
+    std::vector<float> out = up;
+    variant.run(gate.data(), out.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const float want = reference(gate[i], up[i]);
+      // σ's few-ulp error scaled by two roundings; near 0 the products are tiny, compare absolutely.
+      EXPECT_TRUE(ulps(out[i], want) <= 4 || std::fabs(out[i] - want) < 1e-30f)
+          << variant.name << " n=" << n << " i=" << i << " gate=" << gate[i] << " up=" << up[i] << ": " << out[i]
+          << " against " << want;
     }
   }
 }
 
-TEST(SiluGate, SaturatedInfiniteAndNanValuesBehaveAsTheOperators) {
+TEST_P(SiluGateVariants, SaturatedInfiniteAndNanValuesBehaveAsTheOperators) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // gate, up, expected (NaN: any NaN)
   const std::vector<std::array<float, 3>> cases = {
@@ -81,19 +88,21 @@ TEST(SiluGate, SaturatedInfiniteAndNanValuesBehaveAsTheOperators) {
       {-20.0f, 1.0f, reference(-20.0f, 1.0f)},
       {1e-30f, 1.0f, 5e-31f},
   };
-  for (const SiluGateVariant& variant : silu_gate_variants()) {
-    if (!variant.available()) continue;
-    for (const auto& [gate, up, want] : cases) {
-      float out = up;
-      variant.run(&gate, &out, 1);
-      if (std::isnan(want))
-        EXPECT_TRUE(std::isnan(out)) << variant.name << " gate=" << gate << " up=" << up << ": " << out;
-      else
-        EXPECT_TRUE(ulps(out, want) <= 4 && std::signbit(out) == std::signbit(want))
-            << variant.name << " gate=" << gate << " up=" << up << ": " << out << " against " << want;
-    }
+  for (const auto& [gate, up, want] : cases) {
+    float out = up;
+    variant.run(&gate, &out, 1);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(out)) << variant.name << " gate=" << gate << " up=" << up << ": " << out;
+    else
+      EXPECT_TRUE(ulps(out, want) <= 4 && std::signbit(out) == std::signbit(want))
+          << variant.name << " gate=" << gate << " up=" << up << ": " << out << " against " << want;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Each, SiluGateVariants, ::testing::Range<size_t>(0, silu_gate_variants().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return std::string(silu_gate_variants().at(info.param).name);
+                         });
 
 }  // namespace
 }  // namespace onebit
