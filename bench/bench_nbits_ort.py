@@ -12,8 +12,12 @@ made ORT look several times slower at one row: each call then also met a cold se
 `--arms ort,onebit` adds the onebit EP (ONEBIT_EP_LIB) on the same model layout, the arms alternated
 run by run in each cell: both times, ORT's over ours, and our GB/s of packed weights (against
 `--read-gbs`, the one-thread read bandwidth gemm_q8_bench prints, when given).
+Both arms' sessions share the process, so by default their intra-op threads sleep between calls
+(session.intra_op.allow_spinning 0): a pool spinning after its run would take the other arm's
+cores. `--spinning` times ORT's default instead, threads spinning, each run after 0.1 s of rest
+(a pool spun 30–40 ms of CPU after a run here) so that only the timed session's pool is awake.
 Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20] [--threads 1]
-     [--shapes 576x576,576x1536] [--rows 1,4] [--fanout 1]
+     [--shapes 576x576,576x1536] [--rows 1,4] [--fanout 1] [--spinning]
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def onebit_session(model_bytes, so):
     return ort.InferenceSession(model_bytes, so)
 
 
-def nbits_nodes(K, N, rng, arm="ort", threads=1, fanout=1):
+def nbits_nodes(K, N, rng, arm="ort", threads=1, fanout=1, spinning=False):
     """One session of as many K×N MatMulNBits nodes as make 96 MiB of weights (at least 2), each
     `fanout` of them reading one input."""
     k_blocks = -(-K // BLOCK)
@@ -83,8 +87,9 @@ def nbits_nodes(K, N, rng, arm="ort", threads=1, fanout=1):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     # Both arms' sessions live in one process: a pool's threads spinning after its run took the
-    # other session's second core (2 vCPUs), which made both arms slower at 4 rows, ours below ORT.
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # other session's second core (2 vCPUs), which made both arms slower at 4 rows, ours below ORT
+    # (--spinning rests before each run instead).
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     if arm == "onebit":
         return onebit_session(model.SerializeToString(), so), count
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]), count
@@ -120,6 +125,9 @@ def main():
     parser.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="KxN,... (default: all ten)")
     parser.add_argument("--rows", default="1,4,32,128", help="M values, comma-separated")
     parser.add_argument("--fanout", type=int, default=1, help="nodes reading one input")
+    parser.add_argument(
+        "--spinning", action="store_true", help="intra-op threads spin between calls (ORT's default; see the docstring)"
+    )
     args = parser.parse_args()
     arms = args.arms.split(",")
     if any(a not in ("ort", "onebit") for a in arms):
@@ -127,7 +135,7 @@ def main():
     print(
         f"ORT {ort.__version__} MatMulNBits ({', '.join(arms)}), accuracy_level=4, bits {BITS}, block {BLOCK}, "
         f"symmetric, {args.threads} thread(s), {args.repeat} runs per cell (median), arms alternated, weights cold, "
-        f"{args.fanout} node(s) an input"
+        f"{args.fanout} node(s) an input, threads {'spinning' if args.spinning else 'sleeping'} between calls"
     )
     header = f"{'KxN':<11} {'M':>5} {'nodes':>6}" + "".join(f" {a + ' ms/call':>16}" for a in arms)
     if "onebit" in arms:
@@ -136,7 +144,9 @@ def main():
     for K, N in args.shapes:
         sessions = {}
         for arm in arms:
-            sessions[arm], count = nbits_nodes(K, N, np.random.default_rng(1), arm, args.threads, args.fanout)
+            sessions[arm], count = nbits_nodes(
+                K, N, np.random.default_rng(1), arm, args.threads, args.fanout, args.spinning
+            )
         for M in (int(m) for m in args.rows.split(",")):
             x = np.random.default_rng(M).standard_normal((M, K)).astype(np.float32)
             times = {arm: [] for arm in arms}
@@ -145,6 +155,8 @@ def main():
                 session.run_with_iobinding(bindings[arm])
             for _ in range(args.repeat):
                 for arm, session in sessions.items():
+                    if args.spinning:
+                        time.sleep(0.1)  # the other arm's pool stops spinning
                     t0 = time.perf_counter()
                     session.run_with_iobinding(bindings[arm])
                     times[arm].append((time.perf_counter() - t0) * 1e3 / count)

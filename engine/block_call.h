@@ -11,7 +11,12 @@
 
 namespace onebit {
 
-// y (M × N floats) for x (M × K floats) through g's block weights.
-void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks);
+// How many of w's tiles each task of a call of M rows takes (w.tiles() or more: one task).
+int64_t block_call_tiles_per_task(const PackedNBits& w, int64_t M, bool threads_sleep);
+
+// y (M × N floats) for x (M × K floats) through g's block weights; threads_sleep: the tasks'
+// threads sleep between calls (CallResources), so small calls stay on this thread.
+void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks,
+                    bool threads_sleep);
 
 }  // namespace onebit

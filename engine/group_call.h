@@ -20,6 +20,9 @@ struct CallResources {
   SessionDevice* device = nullptr;  // null: host only
   const RoutePolicy* policy = nullptr;
   TaskRunner tasks;  // empty: one thread
+  // The session's intra-op threads sleep between calls (session.intra_op.allow_spinning 0), so a
+  // call split over them first waits for one to wake.
+  bool threads_sleep = false;
 };
 
 using CallClock = std::chrono::steady_clock;

@@ -84,7 +84,8 @@ std::vector<CallResult> run_group(FusedGroup& g, const CallResources& resources,
     auto start = CallClock::now();
     if (g.x_source == ActivationSource::PerKBlock) {
       if (shape.empty()) return results;
-      run_block_call(g, shape.M, static_cast<const float*>(in.x), static_cast<float*>(out.y), resources.tasks);
+      run_block_call(g, shape.M, static_cast<const float*>(in.x), static_cast<float*>(out.y), resources.tasks,
+                     resources.threads_sleep);
       CallResult call;
       call.reason = host_only_route(resources);
       call.start = start;

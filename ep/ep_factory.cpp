@@ -52,24 +52,41 @@ OrtStatus* ORT_API_CALL supported_devices(OrtEpFactory* factory, const OrtHardwa
   });
 }
 
-// Provider options reach us as session config entries "ep.<lower-cased EP name>.<key>".
-std::map<std::string, std::string> provider_options(const OrtSessionOptions* session_options) {
+// The session's config entries, key to value.
+std::map<std::string, std::string> session_config(const OrtSessionOptions* session_options) {
   OrtKeyValuePairs* entries = nullptr;
   check(ort().GetSessionOptionsConfigEntries(session_options, &entries));
   const char* const* keys = nullptr;
   const char* const* values = nullptr;
   size_t count = 0;
   ort().GetKeyValuePairs(entries, &keys, &values, &count);
+  std::map<std::string, std::string> config;
+  for (size_t i = 0; i < count; ++i) config[keys[i]] = values[i];
+  ort().ReleaseKeyValuePairs(entries);
+  return config;
+}
+
+// Provider options reach us as session config entries "ep.<lower-cased EP name>.<key>".
+std::map<std::string, std::string> provider_options(const std::map<std::string, std::string>& config) {
   std::string prefix = "ep.";
   for (const char* c = kEpName; *c; ++c) prefix += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
   prefix += ".";
   std::map<std::string, std::string> options;
-  for (size_t i = 0; i < count; ++i) {
-    const std::string key = keys[i];
-    if (key.rfind(prefix, 0) == 0) options[key.substr(prefix.size())] = values[i];
-  }
-  ort().ReleaseKeyValuePairs(entries);
+  for (const auto& [key, value] : config)
+    if (key.rfind(prefix, 0) == 0) options[key.substr(prefix.size())] = value;
   return options;
+}
+
+// Whether the session's intra-op threads sleep between calls: ORT's own options allow_spinning
+// "0", or a spin time of "0" µs (a positive one outlasts the µs between two calls). Unset, they
+// spin (the default of ORT's packages). A session on the environment's global pools follows the
+// environment's setting, which an EP cannot read: taken as spinning too.
+bool intra_op_threads_sleep(const std::map<std::string, std::string>& config) {
+  const auto is_zero = [&](const char* key) {
+    const auto it = config.find(key);
+    return it != config.end() && it->second == "0";
+  };
+  return is_zero("session.intra_op.allow_spinning") || is_zero("session.intra_op.spin_duration_us");
 }
 
 // One factory per loaded library, however many names register it: ORT (and genai's append by EP
@@ -109,7 +126,8 @@ OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*
     // A forced host kernel this CPU cannot run fails the session here, before anything is packed.
     if (const std::string error = kernel_choice_error(); !error.empty()) throw OrtError(ORT_INVALID_ARGUMENT, error);
     try {
-      *ep = new OnebitEp(parse_ep_options(provider_options(session_options)), logger);
+      const std::map<std::string, std::string> config = session_config(session_options);
+      *ep = new OnebitEp(parse_ep_options(provider_options(config)), intra_op_threads_sleep(config), logger);
       EpFactory::hold_shared();
     } catch (const std::invalid_argument& e) {
       throw OrtError(ORT_INVALID_ARGUMENT, e.what());

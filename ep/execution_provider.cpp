@@ -366,7 +366,7 @@ void ORT_API_CALL release_infos(OrtEp*, OrtNodeComputeInfo** infos, size_t count
 
 }  // namespace
 
-OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
+OnebitEp::OnebitEp(EpOptions opts, bool threads_sleep, const OrtLogger* log_to) : OrtEp{} {
   ort_version_supported = ORT_API_VERSION;
   GetName = get_name;
   GetCapability = get_capability;
@@ -378,6 +378,7 @@ OnebitEp::OnebitEp(EpOptions opts, const OrtLogger* log_to) : OrtEp{} {
   };  // test/ts/concurrency.test.ts
   session.options = std::move(opts);
   session.logger = log_to;
+  session.threads_sleep = threads_sleep;
   session.device = SessionDevice::open(session.options);
   if (session.device) log(log_to, ORT_LOGGING_LEVEL_INFO, "onebit: device " + session.device->description());
   session.policy.min_device_rows = session.options.min_device_rows;

@@ -13,8 +13,8 @@ constexpr const char* kEpName = ONEBIT_EP_NAME;
 class OnebitEp : public OrtEp {
  public:
   // Opens the device the options choose and reads the routes file; throws
-  // std::invalid_argument naming what is wrong.
-  OnebitEp(EpOptions options, const OrtLogger* logger);
+  // std::invalid_argument naming what is wrong. threads_sleep: SessionContext's.
+  OnebitEp(EpOptions options, bool threads_sleep, const OrtLogger* logger);
   ~OnebitEp();
 
   SessionContext session;

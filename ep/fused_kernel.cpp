@@ -115,7 +115,7 @@ GroupOutput compute_group(GroupKernel& kernel, SessionContext& session, OrtKerne
   in.b = b ? b->data : nullptr;
   read_call_scalars(context, kernel, in);
 
-  const CallResources resources{session.device.get(), &session.policy, intra_op_tasks(context)};
+  const CallResources resources{session.device.get(), &session.policy, intra_op_tasks(context), session.threads_sleep};
   for (const CallResult& call : run_group(plan, resources, shape, in, out)) report_call(session, plan, shape, call);
   count(session.counters, Counter::GroupRuns);
   return {y, values};

@@ -27,6 +27,7 @@ struct SessionContext {
   WarnOnce device_warnings;                    // each distinct device failure is logged once
   std::atomic<bool> warned_no_designs{false};  // a group without device designs was logged as a warning
   std::optional<PackedCache> packed_cache;     // option packed_cache_dir; none: packed weights stay in the process
+  bool threads_sleep = false;                  // CallResources'
 };
 
 }  // namespace onebit

@@ -147,8 +147,10 @@ class EpRun:
         return self.assignment.get(ep, [])
 
 
-def _session_options(level=None, disabled_optimizers=None, threads=None):
+def _session_options(level=None, disabled_optimizers=None, threads=None, config=None):
     so = ort.SessionOptions()
+    for key, value in (config or {}).items():
+        so.add_session_config_entry(key, value)
     if level is not None:
         so.graph_optimization_level = level
     if disabled_optimizers:
@@ -182,11 +184,14 @@ def create_ep_session(model, options=None, level=None):
     return ort.InferenceSession(source, sess_options=so, enable_fallback=0)
 
 
-def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None, trace=True, threads=None) -> EpRun:
+def run_with_ep(
+    model, feeds, options=None, level=None, disabled_optimizers=None, trace=True, threads=None, config=None
+) -> EpRun:
     """Run `model` with the onebit EP once per feeds dict (feeds: dict or list of dicts).
 
     options: provider options for the EP (strings); trace=1 is added unless trace=False.
     level: graph optimization level (default: ORT's default, ORT_ENABLE_ALL).
+    config: session config entries (ORT's own keys), key to value.
     Returns EpRun; counters come from the trace line printed when the session is released.
     """
     ensure_registered()
@@ -199,7 +204,7 @@ def run_with_ep(model, feeds, options=None, level=None, disabled_optimizers=None
     data = model_bytes(model)
     gc.collect()  # an earlier test's session released inside the capture would print its line in it
     with captured_stderr() as err:
-        so = _session_options(level, disabled_optimizers, threads)
+        so = _session_options(level, disabled_optimizers, threads, config)
         so.add_provider_for_devices(devices, opts)
         sess = ort.InferenceSession(data, sess_options=so, enable_fallback=0)
         try:

@@ -106,6 +106,21 @@ def test_claimed_group_equals_the_contract(ep_lib, bits, K, N, block_size, with_
         assert np.array_equal(y.view(np.uint32), want.view(np.uint32)), f"M={f['A'].shape[0]}"
 
 
+@pytest.mark.parametrize("spinning", ["1", "0"], ids=["spinning", "sleeping"])
+def test_two_threads_spinning_or_sleeping_give_the_contract(ep_lib, spinning):
+    """Two intra-op threads that spin or sleep between calls: the EP splits small calls only over
+    spinning threads (test/engine/block_call_test.cpp), and every split gives the contract's y."""
+    rng = np.random.default_rng(3)
+    for K, N in [(576, 576), (1024, 3072)]:
+        model, b, scales = nbits_model(K, N, seed=K + N)
+        feeds = [{"A": rng.standard_normal((M, K)).astype(np.float32)} for M in (1, 4, 32)]
+        run = es.run_with_ep(model, feeds, threads=2, config={"session.intra_op.allow_spinning": spinning})
+        assert run.group_runs == len(feeds)
+        for f, (y,) in zip(feeds, run.outputs):
+            want, _ = contract(f["A"], b, scales, None, N, K, 4, 32)
+            assert np.array_equal(y.view(np.uint32), want.view(np.uint32)), f"{K}x{N} M={f['A'].shape[0]}"
+
+
 @pytest.mark.parametrize("where", ["input", "add"])
 def test_bias_as_input_or_following_add_is_fused(ep_lib, where):
     K, N = 96, 40
