@@ -14,8 +14,10 @@ run by run in each cell: both times, ORT's over ours, and our GB/s of packed wei
 `--read-gbs`, the one-thread read bandwidth gemm_q8_bench prints, when given).
 Both arms' sessions share the process, so by default their intra-op threads sleep between calls
 (session.intra_op.allow_spinning 0): a pool spinning after its run would take the other arm's
-cores. `--spinning` times ORT's default instead, threads spinning, each run after 0.1 s of rest
-(a pool spun 30–40 ms of CPU after a run here) so that only the timed session's pool is awake.
+cores. `--spinning` has them spin between calls, as by ORT's default, but for 1 ms at most
+(spin_duration_us; by default a pool spun 30–40 ms after its run here), and rests 10 ms before
+each run, so that only the timed session's pool is awake. (Resting 0.1 s instead, with ORT's
+default spin, left both arms' caches colder and their times twice as spread.)
 Run: .venv/bin/python bench/bench_nbits_ort.py [--repeat 7] [--arms ort,onebit] [--read-gbs 20] [--threads 1]
      [--shapes 576x576,576x1536] [--rows 1,4] [--fanout 1] [--spinning]
 """
@@ -88,8 +90,10 @@ def nbits_nodes(K, N, rng, arm="ort", threads=1, fanout=1, spinning=False):
     so.inter_op_num_threads = 1
     # Both arms' sessions live in one process: a pool's threads spinning after its run took the
     # other session's second core (2 vCPUs), which made both arms slower at 4 rows, ours below ORT
-    # (--spinning rests before each run instead).
+    # (--spinning spins for 1 ms and rests before each run instead).
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    if spinning:
+        so.add_session_config_entry("session.intra_op.spin_duration_us", "1000")
     if arm == "onebit":
         return onebit_session(model.SerializeToString(), so), count
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]), count
@@ -126,7 +130,7 @@ def main():
     parser.add_argument("--rows", default="1,4,32,128", help="M values, comma-separated")
     parser.add_argument("--fanout", type=int, default=1, help="nodes reading one input")
     parser.add_argument(
-        "--spinning", action="store_true", help="intra-op threads spin between calls (ORT's default; see the docstring)"
+        "--spinning", action="store_true", help="intra-op threads spin between calls, 1 ms at most (see the docstring)"
     )
     args = parser.parse_args()
     arms = args.arms.split(",")
@@ -156,7 +160,7 @@ def main():
             for _ in range(args.repeat):
                 for arm, session in sessions.items():
                     if args.spinning:
-                        time.sleep(0.1)  # the other arm's pool stops spinning
+                        time.sleep(0.01)  # the other arm's pool stops spinning
                     t0 = time.perf_counter()
                     session.run_with_iobinding(bindings[arm])
                     times[arm].append((time.perf_counter() - t0) * 1e3 / count)
