@@ -17,24 +17,24 @@ constexpr int64_t kTasksPerCall = 16;
 // gets at least this many bytes, and a power of two of tasks keeps two or four threads even.
 constexpr int64_t kMinDecodeTaskBytes = int64_t{64} << 10;
 
-// Threads that sleep between calls (allow_spinning 0) take 10–20 µs to wake for a split call, and
-// two threads stream the weights little faster than one: so such a call splits only when one
-// thread is estimated to take longer than this. 2 threads, per call (BENCHMARKS.md): 576x576 at
-// 1 row 18 µs on one thread against 28 split, 576x192 at 32 rows 53 against 70; 1024x3072 at 1
-// row 118 split against 158 or more.
+// Threads that sleep between calls take 10–20 µs to wake for a split call, and two threads stream
+// the weights little faster than one: so such a call splits only when one thread is estimated to
+// take at least this long. 2 threads, Xeon, per call (BENCHMARKS.md): 576x576 at 1 row 18 µs on
+// one thread against 28 split, 576x192 at 32 rows 53 against 70; 1024x3072 at 1 row 118 split
+// against 158 or more.
 constexpr double kSplitWorthNsWhenThreadsSleep = 100'000;
-// One thread's time for a call, roughly: the packed weights streamed at 12 GB/s and the
-// multiply-adds at 100 a ns (the AVX-512 VNNI kernel at 32–128 rows streamed 10–12 GB/s at one
-// row and did 100–140 multiply-adds a ns).
+// One thread's time for a call, roughly: the packed weights streamed at 12 GB/s (the AVX-512 VNNI
+// kernel's 10–12 at one row) and the multiply-adds at the selected kernel's rate.
 double one_thread_ns(const PackedNBits& w, int64_t M) {
   const double bytes = static_cast<double>(w.tiles() * w.tile_stride());
-  return bytes / 12.0 + static_cast<double>(M) * static_cast<double>(w.K) * static_cast<double>(w.N) / 100.0;
+  const double macs = static_cast<double>(M) * static_cast<double>(w.K) * static_cast<double>(w.N);
+  return bytes / 12.0 + macs / w4a8_macs_per_ns();
 }
 
 // How many tasks a call of M rows over w splits into.
 int64_t task_count(const PackedNBits& w, int64_t M, bool threads_sleep) {
   if (threads_sleep && one_thread_ns(w, M) < kSplitWorthNsWhenThreadsSleep) return 1;
-  if (M != 1) return std::min(kTasksPerCall, w.tiles());
+  if (M != 1) return std::clamp<int64_t>(w.tiles(), 1, kTasksPerCall);
   const int64_t fit = w.tiles() * w.tile_stride() / kMinDecodeTaskBytes;
   int64_t count = 1;
   while (count * 2 <= std::min(fit, kTasksPerCall)) count *= 2;
@@ -69,7 +69,7 @@ int64_t block_call_tiles_per_task(const PackedNBits& w, int64_t M, bool threads_
   const int64_t tasks = task_count(w, M, threads_sleep);
   // More rows: a multiple of the tiles the kernel runs side by side (pairs on AVX-512) a task.
   const int64_t step = M == 1 ? 1 : w4a8_row_tile_step();
-  return ((w.tiles() + tasks - 1) / tasks + step - 1) / step * step;
+  return std::max<int64_t>(1, ((w.tiles() + tasks - 1) / tasks + step - 1) / step * step);
 }
 
 void run_block_call(const FusedGroup& g, int64_t M, const float* x, float* y, const TaskRunner& tasks,

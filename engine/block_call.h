@@ -11,7 +11,7 @@
 
 namespace onebit {
 
-// How many of w's tiles each task of a call of M rows takes (w.tiles() or more: one task).
+// How many of w's tiles each task of a call of M rows takes (at least 1; w.tiles() or more: one task).
 int64_t block_call_tiles_per_task(const PackedNBits& w, int64_t M, bool threads_sleep);
 
 // y (M × N floats) for x (M × K floats) through g's block weights; threads_sleep: the tasks'

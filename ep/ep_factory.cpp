@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "engine/intra_op_threads.h"
 #include "execution_provider.h"
 #include "kernels/gemm_q8_kernels.h"
 
@@ -75,18 +76,6 @@ std::map<std::string, std::string> provider_options(const std::map<std::string, 
   for (const auto& [key, value] : config)
     if (key.rfind(prefix, 0) == 0) options[key.substr(prefix.size())] = value;
   return options;
-}
-
-// Whether the session's intra-op threads sleep between calls: ORT's own options allow_spinning
-// "0", or a spin time of "0" µs (a positive one outlasts the µs between two calls). Unset, they
-// spin (the default of ORT's packages). A session on the environment's global pools follows the
-// environment's setting, which an EP cannot read: taken as spinning too.
-bool intra_op_threads_sleep(const std::map<std::string, std::string>& config) {
-  const auto is_zero = [&](const char* key) {
-    const auto it = config.find(key);
-    return it != config.end() && it->second == "0";
-  };
-  return is_zero("session.intra_op.allow_spinning") || is_zero("session.intra_op.spin_duration_us");
 }
 
 // One factory per loaded library, however many names register it: ORT (and genai's append by EP

@@ -97,6 +97,8 @@ void prepare_w4a8_rows(BlockQuantizedActivation& x);
 // How many tiles the selected kernel runs side by side for more than one row (1, or 2 for the
 // AVX-512 and AMX kernels, whose tile pairs a range should not split).
 int64_t w4a8_row_tile_step();
+// About how many multiply-adds the selected kernel does a ns on one core (to estimate a call's time).
+double w4a8_macs_per_ns();
 
 // y[m][n] for the columns of tiles [tile_begin, tile_end), at y[m·y_stride + n] (n counted from
 // column 0); bias: N floats or null. Runs the kernel selected for this process.
