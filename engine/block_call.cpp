@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "engine/intra_op_threads.h"
 #include "engine/thread_reused.h"
 
 namespace onebit {
@@ -17,12 +18,6 @@ constexpr int64_t kTasksPerCall = 16;
 // gets at least this many bytes, and a power of two of tasks keeps two or four threads even.
 constexpr int64_t kMinDecodeTaskBytes = int64_t{64} << 10;
 
-// Threads that sleep between calls take 10–20 µs to wake for a split call, and two threads stream
-// the weights little faster than one: so such a call splits only when one thread is estimated to
-// take at least this long. 2 threads, Xeon, per call (BENCHMARKS.md): 576x576 at 1 row 18 µs on
-// one thread against 28 split, 576x192 at 32 rows 53 against 70; 1024x3072 at 1 row 118 split
-// against 158 or more.
-constexpr double kSplitWorthNsWhenThreadsSleep = 100'000;
 // One thread's time for a call, roughly: the packed weights streamed at 12 GB/s (the AVX-512 VNNI
 // kernel's 10–12 at one row) and the multiply-adds at the selected kernel's rate.
 double one_thread_ns(const PackedNBits& w, int64_t M) {
@@ -33,7 +28,7 @@ double one_thread_ns(const PackedNBits& w, int64_t M) {
 
 // How many tasks a call of M rows over w splits into.
 int64_t task_count(const PackedNBits& w, int64_t M, bool threads_sleep) {
-  if (threads_sleep && one_thread_ns(w, M) < kSplitWorthNsWhenThreadsSleep) return 1;
+  if (!split_over_threads(one_thread_ns(w, M), threads_sleep)) return 1;
   if (M != 1) return std::clamp<int64_t>(w.tiles(), 1, kTasksPerCall);
   const int64_t fit = w.tiles() * w.tile_stride() / kMinDecodeTaskBytes;
   int64_t count = 1;

@@ -7,6 +7,7 @@
 
 #include "attention_match.h"
 #include "engine/counters.h"
+#include "engine/intra_op_threads.h"
 #include "kernel_inputs.h"
 #include "kernels/group_query_attention.h"
 
@@ -185,17 +186,22 @@ void AttentionKernel::compute(OrtKernelContext* context) const {
   call.present_key = output(outputs[PresentKey], present_dims);
   call.present_value = output(outputs[PresentValue], present_dims);
 
-  struct Job {
-    const AttentionShape* shape;
-    const AttentionCall* call;
-  } job{&shape, &call};
-  check(ort().KernelContext_ParallelFor(
-      context,
-      [](void* p, size_t task) {
-        const Job& j = *static_cast<const Job*>(p);
-        attend(*j.shape, *j.call, task);
-      },
-      attention_tasks(shape), 0, &job));
+  // A decode step's attention is short: threads that sleep between calls are not woken for it.
+  if (split_over_threads(attention_one_thread_ns(shape, call), session.threads_sleep)) {
+    struct Job {
+      const AttentionShape* shape;
+      const AttentionCall* call;
+    } job{&shape, &call};
+    check(ort().KernelContext_ParallelFor(
+        context,
+        [](void* p, size_t task) {
+          const Job& j = *static_cast<const Job*>(p);
+          attend(*j.shape, *j.call, task);
+        },
+        attention_tasks(shape), 0, &job));
+  } else {
+    for (size_t task = 0; task < attention_tasks(shape); ++task) attend(shape, call, task);
+  }
   count(session.counters, Counter::AttentionRuns);
 }
 

@@ -235,6 +235,18 @@ size_t attention_past_rows(const AttentionShape& shape, const AttentionCall& cal
   return shape.first_prompt ? 0 : static_cast<size_t>(call.seqlens_k[b]) + 1 - shape.rows;
 }
 
+double attention_one_thread_ns(const AttentionShape& shape, const AttentionCall& call) {
+  double ns = 0;
+  for (size_t b = 0; b < shape.batch; ++b) {
+    const double valid = static_cast<double>(attention_past_rows(shape, call, b) + shape.rows);
+    const double cache_bytes = valid * static_cast<double>(shape.kv_heads * shape.head_size) * 2 * sizeof(float);
+    const double macs =
+        2 * static_cast<double>(shape.rows) * valid * static_cast<double>(shape.heads * shape.head_size);
+    ns += cache_bytes / 12.0 + macs / 16.0;
+  }
+  return ns;
+}
+
 void attend(const AttentionShape& shape, const AttentionCall& call, size_t task) {
   selected_variant().run(shape, call, task);
 }

@@ -223,5 +223,28 @@ TEST(GroupQueryAttention, TheSelectedVariantIsOneThisCpuRuns) {
   EXPECT_TRUE(found) << selected;
 }
 
+// The estimate behind the split rule at SmolLM2's shape: one new row after 64 and after 960
+// prompt tokens (27 and 205 µs), and a 64-token first prompt; each batch entry its own rows.
+TEST(GroupQueryAttention, OneThreadEstimateGrowsWithTheValidCacheRows) {
+  AttentionShape shape;
+  shape.batch = 2;
+  shape.rows = 1;
+  shape.heads = 9;
+  shape.kv_heads = 3;
+  shape.head_size = 64;
+  shape.past_rows = shape.present_rows = 2048;  // capacity: not what is read
+  const std::vector<int32_t> seqlens{64, 960};  // valid rows minus 1
+  AttentionCall call;
+  call.seqlens_k = seqlens.data();
+  const double both = attention_one_thread_ns(shape, call);
+  shape.batch = 1;
+  const double after_64 = attention_one_thread_ns(shape, call);
+  EXPECT_NEAR(after_64, 65 * (3 * 64 * 8 / 12.0 + 2 * 9 * 64 / 16.0), 1e-6);          // 27 µs
+  EXPECT_NEAR(both - after_64, 961 * (3 * 64 * 8 / 12.0 + 2 * 9 * 64 / 16.0), 1e-6);  // 203 µs
+  shape.rows = 64;
+  shape.first_prompt = true;
+  EXPECT_NEAR(attention_one_thread_ns(shape, call), 64 * (3 * 64 * 8 / 12.0 + 64 * 2 * 9 * 64 / 16.0), 1e-6);
+}
+
 }  // namespace
 }  // namespace onebit

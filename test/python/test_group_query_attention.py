@@ -203,6 +203,21 @@ def test_two_threads_give_the_same_values():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("rows", [1, 60], ids=["decode on one thread", "long prompt split"])
+def test_threads_that_sleep_between_calls_give_the_same_values(rows):
+    """Two threads that sleep between calls: a short call runs on the calling thread, a long one
+    (estimated at 100 µs or more, attention_one_thread_ns: 0.23 ms here) over both; the values are
+    one thread's."""
+    shape = dict(heads=8, kv_heads=2, head_size=64)
+    past, valid = (30, 31) if rows == 1 else (0, rows)
+    f = feeds(np.random.default_rng(rows), batch=1, rows=rows, past_rows=past, valid=[valid], **shape)
+    one = check("1 thread", shape, f, threads=1).outputs[0]
+    two = es.run_with_ep(gqa_model(**shape), f, threads=2, config={"session.intra_op.allow_spinning": "0"})
+    assert two.counters["attention_runs"] == 1
+    for a, b in zip(one, two.outputs[0]):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_cache_that_is_past_and_present_is_appended_in_place():
     """One buffer bound as past_key and present_key (likewise values): only the new row is written."""
     model = gqa_model()
