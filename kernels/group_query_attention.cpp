@@ -238,11 +238,16 @@ size_t attention_past_rows(const AttentionShape& shape, const AttentionCall& cal
 double attention_one_thread_ns(const AttentionShape& shape, const AttentionCall& call) {
   double ns = 0;
   for (size_t b = 0; b < shape.batch; ++b) {
-    const double valid = static_cast<double>(attention_past_rows(shape, call, b) + shape.rows);
+    const double past = static_cast<double>(attention_past_rows(shape, call, b));
+    const double valid = static_cast<double>(call.seqlens_k[b]) + 1;
+    const double rows = static_cast<double>(shape.rows);
+    // Query row s attends to min(past + s + 1, valid) cache rows (a first prompt's padding rows to
+    // the valid ones): k rows below the cap, the rest at it.
+    const double k = std::clamp(valid - past, 0.0, rows);
+    const double attended = k * past + k * (k + 1) / 2 + (rows - k) * valid;
     const double cache_bytes = valid * static_cast<double>(shape.kv_heads * shape.head_size) * 2 * sizeof(float);
-    const double macs =
-        2 * static_cast<double>(shape.rows) * valid * static_cast<double>(shape.heads * shape.head_size);
-    ns += cache_bytes / 12.0 + macs / 16.0;
+    const double macs = 2 * attended * static_cast<double>(shape.heads * shape.head_size);
+    ns += cache_bytes / 12.0 + macs / 16.0 + 100.0 * static_cast<double>(shape.kv_heads);
   }
   return ns;
 }

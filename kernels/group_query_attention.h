@@ -48,9 +48,10 @@ size_t attention_past_rows(const AttentionShape& shape, const AttentionCall& cal
 inline size_t attention_tasks(const AttentionShape& shape) { return shape.batch * shape.kv_heads; }
 
 // One thread's time for a checked call, roughly (ns): each batch entry's valid cache rows read at
-// 12 GB/s and the multiply-adds of q·kᵀ and p·v at 16 a ns (the split rule, engine/intra_op_threads.h).
-// SmolLM2 (9 heads over 3 KV heads of 64), one new row: 27 µs after a 64-token prompt (23 measured
-// in the model), 205 after 960 (177 measured).
+// 12 GB/s, the multiply-adds of q·kᵀ and p·v (causal: each query row over the rows it sees) at 16 a
+// ns, and 0.1 µs a task (60,000 tiny tasks took 5.3 ms). For the split rule (engine/intra_op_threads.h).
+// SmolLM2 (9 heads over 3 KV heads of 64), one new row: 13 µs after a 64-token prompt, 192 after
+// 960 (in the model 23 and 178 were measured, BENCHMARKS.md session 18).
 double attention_one_thread_ns(const AttentionShape& shape, const AttentionCall& call);
 
 // Runs task `task` (< attention_tasks). The caller has checked the call: seqlens_k within the

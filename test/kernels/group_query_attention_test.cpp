@@ -223,27 +223,32 @@ TEST(GroupQueryAttention, TheSelectedVariantIsOneThisCpuRuns) {
   EXPECT_TRUE(found) << selected;
 }
 
-// The estimate behind the split rule at SmolLM2's shape: one new row after 64 and after 960
-// prompt tokens (27 and 205 µs), and a 64-token first prompt; each batch entry its own rows.
-TEST(GroupQueryAttention, OneThreadEstimateGrowsWithTheValidCacheRows) {
+// The estimate behind the split rule at SmolLM2's shape (1,536 cache bytes and 1,152 multiply-adds
+// a row a query row sees: 200 ns, plus 0.1 µs for each of the 3 tasks): one new row after 64 and
+// after 960 prompt tokens, each batch entry its own valid rows (not the buffers' capacity); a
+// 64-token first prompt (row s sees s + 1 rows); one padded to 10 valid rows.
+TEST(GroupQueryAttention, OneThreadEstimateCountsTheRowsEachQueryRowSees) {
   AttentionShape shape;
   shape.batch = 2;
   shape.rows = 1;
   shape.heads = 9;
   shape.kv_heads = 3;
   shape.head_size = 64;
-  shape.past_rows = shape.present_rows = 2048;  // capacity: not what is read
-  const std::vector<int32_t> seqlens{64, 960};  // valid rows minus 1
+  shape.past_rows = shape.present_rows = 2048;
+  std::vector<int32_t> seqlens{64, 960};  // valid rows minus 1
   AttentionCall call;
   call.seqlens_k = seqlens.data();
-  const double both = attention_one_thread_ns(shape, call);
+  EXPECT_NEAR(attention_one_thread_ns(shape, call), 13'300 + 192'500, 1e-6);
   shape.batch = 1;
-  const double after_64 = attention_one_thread_ns(shape, call);
-  EXPECT_NEAR(after_64, 65 * (3 * 64 * 8 / 12.0 + 2 * 9 * 64 / 16.0), 1e-6);          // 27 µs
-  EXPECT_NEAR(both - after_64, 961 * (3 * 64 * 8 / 12.0 + 2 * 9 * 64 / 16.0), 1e-6);  // 203 µs
+  EXPECT_NEAR(attention_one_thread_ns(shape, call), 13'300, 1e-6);
   shape.rows = 64;
   shape.first_prompt = true;
-  EXPECT_NEAR(attention_one_thread_ns(shape, call), 64 * (3 * 64 * 8 / 12.0 + 64 * 2 * 9 * 64 / 16.0), 1e-6);
+  seqlens[0] = 63;
+  // 64 rows read (8,192 ns), 2,080 row visits (149,760 ns), 3 tasks.
+  EXPECT_NEAR(attention_one_thread_ns(shape, call), 8'192 + 149'760 + 300, 1e-6);
+  seqlens[0] = 9;
+  // 10 rows read; rows 0–9 see 1–10 rows (55), the 54 padding rows the 10 valid ones (540).
+  EXPECT_NEAR(attention_one_thread_ns(shape, call), 1'280 + 595 * 72 + 300, 1e-6);
 }
 
 }  // namespace
