@@ -18,17 +18,9 @@ constexpr int64_t kTasksPerCall = 16;
 // gets at least this many bytes, and a power of two of tasks keeps two or four threads even.
 constexpr int64_t kMinDecodeTaskBytes = int64_t{64} << 10;
 
-// One thread's time for a call, roughly: the packed weights streamed at 12 GB/s (the AVX-512 VNNI
-// kernel's 10–12 at one row) and the multiply-adds at the selected kernel's rate.
-double one_thread_ns(const PackedNBits& w, int64_t M) {
-  const double bytes = static_cast<double>(w.tiles() * w.tile_stride());
-  const double macs = static_cast<double>(M) * static_cast<double>(w.K) * static_cast<double>(w.N);
-  return bytes / 12.0 + macs / w4a8_macs_per_ns();
-}
-
 // How many tasks a call of M rows over w splits into.
 int64_t task_count(const PackedNBits& w, int64_t M, bool threads_sleep) {
-  if (!split_over_threads(one_thread_ns(w, M), threads_sleep)) return 1;
+  if (!split_over_threads(w4a8_one_thread_ns(w, M), threads_sleep)) return 1;
   if (M != 1) return std::clamp<int64_t>(w.tiles(), 1, kTasksPerCall);
   const int64_t fit = w.tiles() * w.tile_stride() / kMinDecodeTaskBytes;
   int64_t count = 1;

@@ -20,8 +20,8 @@ struct CallResources {
   SessionDevice* device = nullptr;  // null: host only
   const RoutePolicy* policy = nullptr;
   TaskRunner tasks;  // empty: one thread
-  // The session's intra-op threads sleep between calls (session.intra_op.allow_spinning 0), so a
-  // call split over them first waits for one to wake.
+  // The session's intra-op threads sleep between calls (intra_op_threads_sleep), so a call split
+  // over them first waits for one to wake (split_over_threads).
   bool threads_sleep = false;
 };
 

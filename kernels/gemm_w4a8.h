@@ -97,8 +97,10 @@ void prepare_w4a8_rows(BlockQuantizedActivation& x);
 // How many tiles the selected kernel runs side by side for more than one row (1, or 2 for the
 // AVX-512 and AMX kernels, whose tile pairs a range should not split).
 int64_t w4a8_row_tile_step();
-// About how many multiply-adds the selected kernel does a ns on one core (to estimate a call's time).
-double w4a8_macs_per_ns();
+// One thread's time for a call of M rows over w, roughly (ns): the packed weights streamed at
+// kOneCoreReadBytesPerNs and the multiply-adds at the selected kernel's rate (the split rule,
+// engine/intra_op_threads.h).
+double w4a8_one_thread_ns(const PackedNBits& w, int64_t M);
 
 // y[m][n] for the columns of tiles [tile_begin, tile_end), at y[m·y_stride + n] (n counted from
 // column 0); bias: N floats or null. Runs the kernel selected for this process.

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/gemm_w4a8_kernels.h"
+#include "kernels/one_thread_estimate.h"
 
 namespace onebit {
 
@@ -50,7 +51,11 @@ void gemm_w4a8_tiles(const BlockQuantizedActivation& x, const PackedNBits& w, in
 
 int64_t w4a8_row_tile_step() { return selected_w4a8_kernel().row_tile_step; }
 
-double w4a8_macs_per_ns() { return selected_w4a8_kernel().macs_per_ns; }
+double w4a8_one_thread_ns(const PackedNBits& w, int64_t M) {
+  const double bytes = static_cast<double>(w.tiles() * w.tile_stride());
+  const double macs = static_cast<double>(M) * static_cast<double>(w.K) * static_cast<double>(w.N);
+  return bytes / kOneCoreReadBytesPerNs + macs / selected_w4a8_kernel().macs_per_ns;
+}
 
 void prepare_w4a8_rows(BlockQuantizedActivation& x) {
   if (selected_w4a8_kernel().prepare_rows != nullptr) selected_w4a8_kernel().prepare_rows(x);

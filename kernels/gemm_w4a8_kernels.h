@@ -38,7 +38,7 @@ struct W4A8Kernel {
   bool (*available)();
   void (*prepare_rows)(BlockQuantizedActivation&) = nullptr;  // prepare_w4a8_rows; null: nothing to do
   int64_t row_tile_step = 1;                                  // w4a8_row_tile_step
-  double macs_per_ns = 0;                                     // w4a8_macs_per_ns
+  double macs_per_ns = 0;                                     // on one core, for w4a8_one_thread_ns
 };
 
 // Every W4A8 kernel, fastest first; the last one (portable) runs everywhere.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/float_vectors.h"
+#include "kernels/one_thread_estimate.h"
 
 namespace onebit {
 
@@ -247,7 +248,7 @@ double attention_one_thread_ns(const AttentionShape& shape, const AttentionCall&
     const double attended = k * past + k * (k + 1) / 2 + (rows - k) * valid;
     const double cache_bytes = valid * static_cast<double>(shape.kv_heads * shape.head_size) * 2 * sizeof(float);
     const double macs = 2 * attended * static_cast<double>(shape.heads * shape.head_size);
-    ns += cache_bytes / 12.0 + macs / 16.0 + 100.0 * static_cast<double>(shape.kv_heads);
+    ns += cache_bytes / kOneCoreReadBytesPerNs + macs / 16.0 + 100.0 * static_cast<double>(shape.kv_heads);
   }
   return ns;
 }

@@ -48,7 +48,7 @@ size_t attention_past_rows(const AttentionShape& shape, const AttentionCall& cal
 inline size_t attention_tasks(const AttentionShape& shape) { return shape.batch * shape.kv_heads; }
 
 // One thread's time for a checked call, roughly (ns): each batch entry's valid cache rows read at
-// 12 GB/s, the multiply-adds of q·kᵀ and p·v (causal: each query row over the rows it sees) at 16 a
+// kOneCoreReadBytesPerNs, the multiply-adds of q·kᵀ and p·v (causal: each query row over the rows it sees) at 16 a
 // ns, and 0.1 µs a task (60,000 tiny tasks took 5.3 ms). For the split rule (engine/intra_op_threads.h).
 // SmolLM2 (9 heads over 3 KV heads of 64), one new row: 13 µs after a 64-token prompt, 192 after
 // 960 (in the model 23 and 178 were measured, BENCHMARKS.md session 18).
