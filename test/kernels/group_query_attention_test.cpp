@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "float_variant_test.h"
+
 namespace onebit {
 namespace {
 
@@ -178,14 +180,7 @@ const std::vector<Case> kCases = {
     {"a group of 2, 128 wide, later prompt", 1, 4, 4, 2, 128, 128, false, false, 20, {20}, false},
 };
 
-// One test per variant, by name: a variant this CPU cannot run is skipped, and says so.
-class AttentionVariants : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override {
-    if (!variant.available()) GTEST_SKIP() << "variant " << variant.name << ": this CPU cannot run it, not tested";
-  }
-  const AttentionVariant& variant = attention_variants().at(GetParam());
-};
+using AttentionVariants = FloatVariantTest<AttentionVariant, attention_variants>;
 
 TEST_P(AttentionVariants, MatchesTheOperatorInDouble) {
   for (const Case& c : kCases) {
@@ -211,10 +206,8 @@ TEST_P(AttentionVariants, MatchesTheOperatorInDouble) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Each, AttentionVariants, ::testing::Range<size_t>(0, attention_variants().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return std::string(attention_variants().at(info.param).name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Each, AttentionVariants, ::testing::Range<size_t>(0, AttentionVariants::count()),
+                         AttentionVariants::name);
 
 TEST(GroupQueryAttention, TheSelectedVariantIsOneThisCpuRuns) {
   const std::string selected = attention_variant();

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "float_variant_test.h"
+
 namespace onebit {
 namespace {
 
@@ -45,14 +47,7 @@ std::vector<float> inputs(size_t n, unsigned seed, float spread) {
   return v;
 }
 
-// One test per variant, by name: a variant this CPU cannot run is skipped, and says so.
-class SiluGateVariants : public ::testing::TestWithParam<size_t> {
- protected:
-  void SetUp() override {
-    if (!variant.available()) GTEST_SKIP() << "variant " << variant.name << ": this CPU cannot run it, not tested";
-  }
-  const SiluGateVariant& variant = silu_gate_variants().at(GetParam());
-};
+using SiluGateVariants = FloatVariantTest<SiluGateVariant, silu_gate_variants>;
 
 TEST_P(SiluGateVariants, WithinFourUlpsOfTheGraphsValue) {
   for (size_t n : {0u, 1u, 3u, 4u, 7u, 15u, 16u, 17u, 33u, 1536u, 4099u}) {
@@ -99,10 +94,8 @@ TEST_P(SiluGateVariants, SaturatedInfiniteAndNanValuesBehaveAsTheOperators) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Each, SiluGateVariants, ::testing::Range<size_t>(0, silu_gate_variants().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return std::string(silu_gate_variants().at(info.param).name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Each, SiluGateVariants, ::testing::Range<size_t>(0, SiluGateVariants::count()),
+                         SiluGateVariants::name);
 
 }  // namespace
 }  // namespace onebit
